@@ -1,0 +1,133 @@
+/**
+ * Google's Firestore and Pub/Sub emulators from the Debian packages
+ * (`google-cloud-cli-firestore-emulator`, `google-cloud-cli-pubsub-emulator`),
+ * started on free ports. Shared by the test suite's global setup and `npm start`.
+ *
+ * If `FIRESTORE_EMULATOR_HOST` and `PUBSUB_EMULATOR_HOST` are already set (for example
+ * under `firebase emulators:exec`), those emulators are reused and nothing is started.
+ *
+ * @example
+ *   const emulators = await startGoogleEmulators();
+ *   process.env.FIRESTORE_EMULATOR_HOST = emulators.firestoreHost;
+ *   await emulators.stop();
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { freePort, type GuardedProcess, spawnGuarded } from './processes.ts';
+
+const SDK = process.env.SLUICE_GCLOUD_SDK ?? '/usr/lib/google-cloud-sdk';
+export const FIRESTORE_EMULATOR_BIN = join(SDK, 'platform/cloud-firestore-emulator/cloud_firestore_emulator');
+export const PUBSUB_EMULATOR_BIN = join(SDK, 'platform/pubsub-emulator/bin/cloud-pubsub-emulator');
+
+export interface GoogleEmulators {
+  firestoreHost: string;
+  pubsubHost: string;
+  /** True when we started the processes (and so must stop them). */
+  owned: boolean;
+  /** Writes a Firestore export that `persistDir` will be seeded from on the next start. */
+  exportFirestore(projectId: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  host?: string;
+  firestorePort?: number;
+  pubsubPort?: number;
+  /** Keep Firestore data here across restarts (export on `exportFirestore`, seed on start). */
+  persistDir?: string;
+  /** Reuse emulators named by the environment instead of starting new ones (default true). */
+  reuseFromEnv?: boolean;
+}
+
+export async function startGoogleEmulators(options: StartOptions = {}): Promise<GoogleEmulators> {
+  const envFirestore = process.env.FIRESTORE_EMULATOR_HOST;
+  const envPubsub = process.env.PUBSUB_EMULATOR_HOST;
+  if ((options.reuseFromEnv ?? true) && envFirestore && envPubsub) {
+    return emulatorsAt(envFirestore, envPubsub, [], options.persistDir);
+  }
+  assertInstalled();
+  const host = options.host ?? '127.0.0.1';
+  const [firestorePort, pubsubPort] = await Promise.all([
+    options.firestorePort ?? freePort(host),
+    options.pubsubPort ?? freePort(host),
+  ]);
+  const seed = options.persistDir
+    ? await findExportMetadata(join(options.persistDir, 'firestore-export'))
+    : undefined;
+  const firestoreArgs = ['start', `--host=${host}`, `--port=${firestorePort}`];
+  if (seed) firestoreArgs.push(`--seed_from_export=${seed}`);
+  const started = await Promise.allSettled([
+    spawnGuarded(
+      'firestore emulator',
+      FIRESTORE_EMULATOR_BIN,
+      firestoreArgs,
+      /Dev App Server is now running/,
+    ),
+    spawnGuarded(
+      'pubsub emulator',
+      PUBSUB_EMULATOR_BIN,
+      [`--host=${host}`, `--port=${pubsubPort}`],
+      /Server started, listening on/,
+    ),
+  ]);
+  const processes = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const failure = started.find((r) => r.status === 'rejected');
+  if (failure) {
+    await Promise.all(processes.map((p) => p.stop()));
+    throw (failure as PromiseRejectedResult).reason;
+  }
+  return emulatorsAt(`${host}:${firestorePort}`, `${host}:${pubsubPort}`, processes, options.persistDir);
+}
+
+function emulatorsAt(
+  firestoreHost: string,
+  pubsubHost: string,
+  processes: GuardedProcess[],
+  persistDir: string | undefined,
+): GoogleEmulators {
+  return {
+    firestoreHost,
+    pubsubHost,
+    owned: processes.length > 0,
+    async exportFirestore(projectId) {
+      if (!persistDir) return;
+      const finalDir = join(persistDir, 'firestore-export');
+      const tmpDir = `${finalDir}.tmp`;
+      await rm(tmpDir, { recursive: true, force: true });
+      await mkdir(tmpDir, { recursive: true });
+      const res = await fetch(`http://${firestoreHost}/emulator/v1/projects/${projectId}:export`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          database: `projects/${projectId}/databases/(default)`,
+          export_directory: tmpDir,
+        }),
+      });
+      if (!res.ok) throw new Error(`Firestore export failed: ${res.status} ${await res.text()}`);
+      await rm(finalDir, { recursive: true, force: true });
+      await rename(tmpDir, finalDir);
+    },
+    async stop() {
+      await Promise.all(processes.map((p) => p.stop()));
+    },
+  };
+}
+
+async function findExportMetadata(dir: string): Promise<string | undefined> {
+  if (!existsSync(dir)) return undefined;
+  const entries = await readdir(dir, { recursive: true });
+  const meta = entries.find((e) => e.endsWith('.overall_export_metadata'));
+  return meta ? join(dir, meta) : undefined;
+}
+
+function assertInstalled(): void {
+  for (const bin of [FIRESTORE_EMULATOR_BIN, PUBSUB_EMULATOR_BIN]) {
+    if (!existsSync(bin)) {
+      throw new Error(
+        `${bin} is missing. Install the emulators with:\n` +
+          '  sudo apt-get install -y google-cloud-cli-firestore-emulator google-cloud-cli-pubsub-emulator',
+      );
+    }
+  }
+}

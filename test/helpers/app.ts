@@ -1,0 +1,61 @@
+/**
+ * Builds the API for a test file against the shared emulators, isolated by a
+ * project id of its own, with logs captured in memory (tests scan them for secrets).
+ *
+ * @example
+ *   const t = await testApp();
+ *   const res = await t.request('/api/health');
+ */
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { cloudClients } from '../../functions/adapters/clients.ts';
+import { loadConfig } from '../../functions/app/config.ts';
+import { createApp, type FamilyFactory } from '../../functions/app/create-app.ts';
+import type { AppDeps } from '../../functions/app/deps.ts';
+import { createLogger } from '../../functions/app/logger.ts';
+import { ALL_FAMILIES } from '../../functions/families.ts';
+
+export function testProjectId(): string {
+  return `demo-test-${randomUUID().slice(0, 8)}`;
+}
+
+export interface TestApp {
+  deps: AppDeps;
+  projectId: string;
+  app: ReturnType<typeof createApp>;
+  /** Every log line written so far, as text. */
+  logs(): string;
+  request(path: string, init?: RequestInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export function testDeps(projectId = testProjectId()): { deps: AppDeps; logs: () => string } {
+  let captured = '';
+  const destination = new Writable({
+    write(chunk, _encoding, callback) {
+      captured += chunk.toString();
+      callback();
+    },
+  });
+  const config = { ...loadConfig({}), projectId, secretsKey: Buffer.alloc(32, 7).toString('base64') };
+  const deps: AppDeps = {
+    config,
+    clients: cloudClients({ projectId }),
+    logger: createLogger({ level: 'debug', destination }),
+  };
+  return { deps, logs: () => captured };
+}
+
+export async function testApp(families: FamilyFactory[] = ALL_FAMILIES): Promise<TestApp> {
+  const projectId = testProjectId();
+  const { deps, logs } = testDeps(projectId);
+  const app = createApp(deps, families);
+  return {
+    deps,
+    projectId,
+    app,
+    logs,
+    request: async (path, init) => await app.request(path, init),
+    close: () => deps.clients.close(),
+  };
+}
