@@ -1,0 +1,123 @@
+/**
+ * The CLI's HTTP client for the Sluice API: TLS options from the global flags,
+ * the bearer token in a header (never in a URL), and the contract's error body
+ * turned into a `CliError` with the right exit code and a hint of what to do next.
+ *
+ * @example
+ *   const api = new ApiClient({ server, token, insecure: false });
+ *   const me = await api.get('/api/auth/me');
+ */
+import { readFileSync } from 'node:fs';
+import { Agent, type Dispatcher, request } from 'undici';
+import type { ErrorBody } from '../shared/errors.ts';
+import { CliError, EXIT, exitCodeForApiError } from './exit-codes.ts';
+
+export interface ApiClientOptions {
+  server: string;
+  token?: string | undefined;
+  caFile?: string | undefined;
+  insecure?: boolean | undefined;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Send `body` as-is with this media type instead of JSON. */
+  contentType?: string;
+  accept?: string;
+  /** Routes that take no token (token creation, enrollment). */
+  anonymous?: boolean;
+  query?: Record<string, string | undefined>;
+}
+
+export class ApiClient {
+  private readonly dispatcher: Agent;
+
+  constructor(private readonly options: ApiClientOptions) {
+    this.dispatcher = new Agent({
+      connect: {
+        rejectUnauthorized: !options.insecure,
+        ...(options.caFile ? { ca: readFileSync(options.caFile) } : {}),
+      },
+    });
+  }
+
+  get server(): string {
+    return this.options.server.replace(/\/+$/, '');
+  }
+
+  get = <T = unknown>(path: string, opts?: RequestOptions) => this.call<T>('GET', path, opts);
+  post = <T = unknown>(path: string, opts?: RequestOptions) => this.call<T>('POST', path, opts);
+  put = <T = unknown>(path: string, opts?: RequestOptions) => this.call<T>('PUT', path, opts);
+  delete = <T = unknown>(path: string, opts?: RequestOptions) => this.call<T>('DELETE', path, opts);
+
+  async call<T>(method: Dispatcher.HttpMethod, path: string, opts: RequestOptions = {}): Promise<T> {
+    const url = new URL(this.server + path);
+    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
+    const headers: Record<string, string> = { accept: opts.accept ?? 'application/json' };
+    if (!opts.anonymous) {
+      if (!this.options.token) {
+        throw new CliError('not logged in', EXIT.auth, [
+          'Run `sluice login USERNAME --password-stdin`, or set SLUICE_TOKEN / --token.',
+        ]);
+      }
+      headers.authorization = `Bearer ${this.options.token}`;
+    }
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      headers['content-type'] = opts.contentType ?? 'application/json';
+      body = opts.contentType ? String(opts.body) : JSON.stringify(opts.body);
+    }
+    let res: Awaited<ReturnType<typeof request>>;
+    try {
+      res = await request(url, { method, headers, body, dispatcher: this.dispatcher });
+    } catch (err) {
+      throw connectionError(this.server, err);
+    }
+    const text = await res.body.text();
+    if (res.statusCode >= 400) throw apiError(res.statusCode, text);
+    if (res.statusCode === 204 || text === '') return undefined as T;
+    const type = String(res.headers['content-type'] ?? '');
+    return (type.includes('json') ? JSON.parse(text) : text) as T;
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+}
+
+function apiError(status: number, text: string): CliError {
+  let body: ErrorBody | undefined;
+  try {
+    body = JSON.parse(text) as ErrorBody;
+  } catch {
+    // Not our error body (a proxy, perhaps).
+  }
+  if (!body?.error) return new CliError(`server answered ${status}: ${text.slice(0, 200)}`, EXIT.error);
+  const { code, message, details } = body.error;
+  const hints = (details ?? []).map(
+    (d) => `  ${d.path || '(body)'}${d.line ? `:${d.line}:${d.column}` : ''}: ${d.message}`,
+  );
+  if (code === 'unauthenticated')
+    hints.push('Your token is missing, invalid or expired: run `sluice login` again.');
+  if (code === 'forbidden') hints.push('Your role does not allow this; ask an admin of this tenant.');
+  return new CliError(message, exitCodeForApiError(code), hints);
+}
+
+function connectionError(server: string, err: unknown): CliError {
+  const code = (err as { code?: string }).code ?? '';
+  const hints: string[] = [];
+  if (
+    code.includes('CERT') ||
+    code === 'DEPTH_ZERO_SELF_SIGNED_CERT' ||
+    code === 'SELF_SIGNED_CERT_IN_CHAIN'
+  ) {
+    hints.push(
+      'The server certificate is not trusted. For the local stack pass --ca-file .sluice/tls/cert.pem (or --insecure).',
+    );
+  } else {
+    hints.push(
+      'Is the server running? Check --server / SLUICE_SERVER (`npm start` serves https://127.0.0.1:8443).',
+    );
+  }
+  return new CliError(`cannot reach ${server}: ${(err as Error).message}`, EXIT.error, hints);
+}

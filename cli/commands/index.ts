@@ -1,0 +1,10 @@
+/**
+ * The command groups of `sluice`, in the order `sluice --help` lists them.
+ * A group is a function that adds its commands to the program.
+ */
+import type { Command } from 'commander';
+import type { Wrap } from '../main.ts';
+
+export type CommandGroup = (program: Command, wrap: Wrap) => void;
+
+export const COMMAND_GROUPS: CommandGroup[] = [];

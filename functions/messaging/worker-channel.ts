@@ -1,0 +1,93 @@
+/**
+ * The channel from the control plane to workers: one Pub/Sub topic, and one
+ * subscription per worker (`sluice-w.<tenant>.<worker>`), created with the worker.
+ *
+ * A message carries attributes `tenant` and either `worker` (for one worker) or
+ * `audience=all` (for every worker of the tenant). In the cloud each subscription
+ * has a filter on those attributes; the emulator ignores filters, so whoever reads a
+ * subscription must also check `isForWorker` itself.
+ *
+ * @example
+ *   await ensureWorkerSubscription(pubsub, 'acme', 'w1');
+ *   await publishToWorkers(pubsub, { tenant: 'acme', worker: 'w1' }, event);
+ */
+import type { PubSub } from '@google-cloud/pubsub';
+
+export const WORKER_TOPIC = 'sluice-worker-messages';
+
+export interface Audience {
+  tenant: string;
+  /** One worker; absent means every worker of the tenant. */
+  worker?: string;
+}
+
+export function workerSubscriptionName(tenant: string, workerId: string): string {
+  return `sluice-w.${tenant}.${workerId}`;
+}
+
+export function subscriptionFilter(tenant: string, workerId: string): string {
+  return `attributes.tenant = "${tenant}" AND (attributes.audience = "all" OR attributes.worker = "${workerId}")`;
+}
+
+/** The check the subscription filter makes, for readers of emulated subscriptions. */
+export function isForWorker(attributes: Record<string, string>, tenant: string, workerId: string): boolean {
+  return attributes.tenant === tenant && (attributes.audience === 'all' || attributes.worker === workerId);
+}
+
+export function audienceAttributes(audience: Audience): Record<string, string> {
+  return audience.worker
+    ? { tenant: audience.tenant, worker: audience.worker }
+    : { tenant: audience.tenant, audience: 'all' };
+}
+
+export async function ensureWorkerTopic(pubsub: PubSub): Promise<void> {
+  const topic = pubsub.topic(WORKER_TOPIC);
+  const [exists] = await topic.exists();
+  if (!exists) await createIgnoringExists(() => pubsub.createTopic(WORKER_TOPIC));
+}
+
+export async function ensureWorkerSubscription(
+  pubsub: PubSub,
+  tenant: string,
+  workerId: string,
+): Promise<void> {
+  await ensureWorkerTopic(pubsub);
+  const name = workerSubscriptionName(tenant, workerId);
+  const [exists] = await pubsub.subscription(name).exists();
+  if (exists) return;
+  await createIgnoringExists(() =>
+    pubsub.topic(WORKER_TOPIC).createSubscription(name, {
+      filter: subscriptionFilter(tenant, workerId),
+      ackDeadlineSeconds: 30,
+      messageRetentionDuration: { seconds: 7 * 24 * 3600 },
+      expirationPolicy: {},
+    }),
+  );
+}
+
+export async function deleteWorkerSubscription(
+  pubsub: PubSub,
+  tenant: string,
+  workerId: string,
+): Promise<void> {
+  try {
+    await pubsub.subscription(workerSubscriptionName(tenant, workerId)).delete();
+  } catch (err) {
+    if ((err as { code?: number }).code !== 5) throw err; // NOT_FOUND: already gone
+  }
+}
+
+export async function publishToWorkers(pubsub: PubSub, audience: Audience, message: object): Promise<string> {
+  await ensureWorkerTopic(pubsub);
+  return await pubsub
+    .topic(WORKER_TOPIC)
+    .publishMessage({ json: message, attributes: audienceAttributes(audience) });
+}
+
+async function createIgnoringExists(create: () => Promise<unknown>): Promise<void> {
+  try {
+    await create();
+  } catch (err) {
+    if ((err as { code?: number }).code !== 6) throw err; // ALREADY_EXISTS: a concurrent creator won
+  }
+}
