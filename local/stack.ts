@@ -1,0 +1,166 @@
+/**
+ * The whole control plane on one machine: Google's Firestore and Pub/Sub emulators,
+ * our Cloud Storage emulator, every route family on one Hono server (HTTPS with a
+ * self-signed certificate by default), and the periodic tasks that the cloud runs
+ * with Cloud Scheduler. Data lives under `dataDir` (`.sluice/`) and survives restarts.
+ *
+ * @example
+ *   const stack = await startStack({ dataDir: '.sluice', port: 8443 });
+ *   console.log(stack.url);
+ *   await stack.stop();
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { type ServerType, serve } from '@hono/node-server';
+import { cloudClients } from '../functions/adapters/clients.ts';
+import { loadConfig } from '../functions/app/config.ts';
+import { createApp } from '../functions/app/create-app.ts';
+import type { AppDeps } from '../functions/app/deps.ts';
+import { createLogger } from '../functions/app/logger.ts';
+import { ALL_FAMILIES } from '../functions/families.ts';
+import { startGcsEmulator } from './gcs-emulator/index.ts';
+import { startGoogleEmulators } from './google-emulators.ts';
+import { PERIODIC_TASKS, STARTUP_TASKS } from './tasks.ts';
+import { loadOrCreateCertificate } from './tls.ts';
+
+export interface StackOptions {
+  dataDir: string;
+  port: number;
+  host?: string;
+  /** Serve plain HTTP instead of HTTPS. */
+  http?: boolean;
+  /** Serve each subfolder of this directory as a bucket (default: `<dataDir>/gcs`). */
+  gcsDir?: string;
+  projectId?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface Stack {
+  url: string;
+  deps: AppDeps;
+  emulatorEnv: Record<'STORAGE_EMULATOR_HOST' | 'FIRESTORE_EMULATOR_HOST' | 'PUBSUB_EMULATOR_HOST', string>;
+  tlsFingerprint?: string;
+  certPath?: string;
+  /** Lines the start-up tasks want the operator to see (e.g. a generated admin password). */
+  notices: string[];
+  stop(): Promise<void>;
+}
+
+const EXPORT_EVERY_MS = 30_000;
+
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const env = options.env ?? process.env;
+  const host = options.host ?? '127.0.0.1';
+  const projectId = options.projectId ?? 'demo-sluice';
+  await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+
+  const google = await startGoogleEmulators({ persistDir: options.dataDir });
+  const gcs = await startGcsEmulator({
+    host,
+    port: 0,
+    dir: options.gcsDir ?? join(options.dataDir, 'gcs'),
+  }).catch(async (err) => {
+    await google.stop();
+    throw err;
+  });
+  const emulatorEnv = {
+    STORAGE_EMULATOR_HOST: gcs.url,
+    FIRESTORE_EMULATOR_HOST: google.firestoreHost,
+    PUBSUB_EMULATOR_HOST: google.pubsubHost,
+  };
+  // The Google clients read these when they are constructed.
+  Object.assign(process.env, emulatorEnv);
+
+  const config = {
+    ...loadConfig(env),
+    projectId,
+    secretsKey: env.SLUICE_SECRETS_KEY ?? (await localSecretsKey(options.dataDir)),
+  };
+  const deps: AppDeps = { config, clients: cloudClients({ projectId }), logger: createLogger() };
+  const timers: NodeJS.Timeout[] = [];
+  let server: ServerType | undefined;
+  const stopAll = async () => {
+    for (const timer of timers) clearInterval(timer);
+    if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
+    await google
+      .exportFirestore(projectId)
+      .catch((err) => deps.logger.error({ err }, 'firestore export failed'));
+    await deps.clients.close().catch(() => {});
+    await gcs.stop();
+    await google.stop();
+  };
+
+  try {
+    const notices: string[] = [];
+    for (const task of STARTUP_TASKS) notices.push(...(await task.run(deps, env)));
+
+    const app = createApp(deps, ALL_FAMILIES);
+    const tls = options.http ? undefined : await loadOrCreateCertificate(join(options.dataDir, 'tls'));
+    server = await new Promise<ServerType>((resolve, reject) => {
+      const s = serve(
+        {
+          fetch: app.fetch,
+          port: options.port,
+          hostname: host,
+          ...(tls
+            ? { createServer: createHttpsServer, serverOptions: { cert: tls.cert, key: tls.key } }
+            : {}),
+        },
+        () => resolve(s),
+      );
+      s.once('error', reject);
+    });
+    const port = (server.address() as AddressInfo).port;
+
+    for (const task of PERIODIC_TASKS)
+      timers.push(everyTick(deps, task.name, task.everyMs, () => task.run(deps)));
+    timers.push(
+      everyTick(deps, 'firestore export', EXPORT_EVERY_MS, () => google.exportFirestore(projectId)),
+    );
+
+    return {
+      url: `${tls ? 'https' : 'http'}://${host}:${port}`,
+      deps,
+      emulatorEnv,
+      notices,
+      ...(tls ? { tlsFingerprint: tls.fingerprint, certPath: tls.certPath } : {}),
+      stop: stopAll,
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+/** Runs a task on an interval, never two at once, logging failures instead of crashing the stack. */
+function everyTick(
+  deps: AppDeps,
+  name: string,
+  everyMs: number,
+  run: () => Promise<unknown>,
+): NodeJS.Timeout {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    run()
+      .catch((err) => deps.logger.warn({ err, task: name }, 'periodic task failed'))
+      .finally(() => {
+        running = false;
+      });
+  }, everyMs);
+  timer.unref();
+  return timer;
+}
+
+async function localSecretsKey(dataDir: string): Promise<string> {
+  const file = join(dataDir, 'secrets.key');
+  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
+  const key = randomBytes(32).toString('base64');
+  await writeFile(file, key + '\n', { mode: 0o600 });
+  return key;
+}
