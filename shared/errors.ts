@@ -42,7 +42,11 @@ export class ApiError extends Error {
   /** Seconds, for 429 and 503 answers. */
   readonly retryAfter: number | undefined;
 
-  constructor(code: ErrorCode, message: string, options: { details?: ErrorDetail[]; retryAfter?: number } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { details?: ErrorDetail[]; retryAfter?: number } = {},
+  ) {
     super(message);
     this.name = 'ApiError';
     this.code = code;
@@ -94,6 +98,9 @@ export interface IssueLike {
   message: string;
 }
 
-export function issuesToDetails(issues: readonly IssueLike[], prefix: readonly PropertyKey[] = []): ErrorDetail[] {
+export function issuesToDetails(
+  issues: readonly IssueLike[],
+  prefix: readonly PropertyKey[] = [],
+): ErrorDetail[] {
   return issues.map((issue) => ({ path: formatPath([...prefix, ...issue.path]), message: issue.message }));
 }
