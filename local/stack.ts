@@ -22,8 +22,8 @@ import { createApp } from '../functions/app/create-app.ts';
 import type { AppDeps } from '../functions/app/deps.ts';
 import { createLogger } from '../functions/app/logger.ts';
 import { ALL_FAMILIES } from '../functions/families.ts';
-import { startGcsEmulator } from './gcs-emulator/index.ts';
 import { startGoogleEmulators } from './google-emulators.ts';
+import { startStorageEmulator } from './storage-emulator/index.ts';
 import { PERIODIC_TASKS, STARTUP_TASKS } from './tasks.ts';
 import { loadOrCreateCertificate } from './tls.ts';
 
@@ -59,11 +59,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
 
   const google = await startGoogleEmulators({ persistDir: options.dataDir });
-  const gcs = await startGcsEmulator({
+  const gcs = await startStorageEmulator({
     host,
     port: 0,
     dir: options.gcsDir ?? join(options.dataDir, 'gcs'),
-  }).catch(async (err) => {
+  }).catch(async (err: unknown) => {
     await google.stop();
     throw err;
   });

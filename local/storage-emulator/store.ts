@@ -1,0 +1,345 @@
+/**
+ * Buckets and objects of the storage emulator. Names are kept in a sorted array per
+ * bucket so that listing (prefix, startOffset, pageToken) is a binary search plus a
+ * walk, even for hundreds of thousands of objects. Object data lives in memory, or in
+ * files under a folder (`dir/<bucket>/<object name>`) with metadata in `dir/.gcs-meta/`.
+ */
+import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import { Readable } from 'node:stream';
+import { checksumsOf, ObjectHasher } from './checksums.ts';
+
+export interface ObjectMeta {
+  name: string;
+  bucket: string;
+  generation: number;
+  metageneration: number;
+  size: number;
+  contentType: string;
+  contentEncoding?: string;
+  cacheControl?: string;
+  contentDisposition?: string;
+  crc32c: string;
+  md5Hash: string;
+  timeCreated: string;
+  updated: string;
+  metadata?: Record<string, string>;
+  /** Folder mode: file stats the checksums were computed from. */
+  fileMtimeMs?: number;
+}
+
+export interface BucketMeta {
+  name: string;
+  timeCreated: string;
+  updated: string;
+  metageneration: number;
+}
+
+interface BucketState {
+  meta: BucketMeta;
+  names: string[];
+  objects: Map<string, ObjectMeta>;
+  data: Map<string, Buffer>;
+  scannedAt: number;
+}
+
+export type WritableMeta = Pick<ObjectMeta, 'contentType'> &
+  Partial<Pick<ObjectMeta, 'contentEncoding' | 'cacheControl' | 'contentDisposition' | 'metadata'>>;
+
+const RESCAN_AFTER_MS = 1_000;
+const META_DIR = '.gcs-meta';
+
+export class ObjectStore {
+  private readonly buckets = new Map<string, BucketState>();
+  private generationClock = Date.now() * 1000;
+
+  constructor(private readonly dir?: string) {}
+
+  async load(): Promise<void> {
+    if (!this.dir) return;
+    await mkdir(this.dir, { recursive: true });
+    for (const entry of await readdir(this.dir, { withFileTypes: true })) {
+      if (entry.isDirectory() && !entry.name.startsWith('.')) await this.scanBucket(entry.name);
+    }
+  }
+
+  async flush(): Promise<void> {
+    if (!this.dir) return;
+    await Promise.all([...this.buckets.values()].map((b) => this.saveMeta(b)));
+  }
+
+  listBuckets(): BucketMeta[] {
+    this.refreshBucketList();
+    return [...this.buckets.values()].map((b) => b.meta).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  getBucket(name: string): BucketMeta | undefined {
+    this.refreshBucketList();
+    return this.buckets.get(name)?.meta;
+  }
+
+  async createBucket(name: string): Promise<BucketMeta | undefined> {
+    if (this.getBucket(name)) return undefined;
+    const now = new Date().toISOString();
+    const state: BucketState = {
+      meta: { name, timeCreated: now, updated: now, metageneration: 1 },
+      names: [],
+      objects: new Map(),
+      data: new Map(),
+      scannedAt: Date.now(),
+    };
+    this.buckets.set(name, state);
+    if (this.dir) {
+      await mkdir(join(this.dir, name), { recursive: true });
+      await this.saveMeta(state);
+    }
+    return state.meta;
+  }
+
+  /** Returns false if the bucket still holds objects. */
+  async deleteBucket(name: string): Promise<boolean> {
+    const bucket = await this.bucket(name);
+    if (!bucket) return true;
+    if (bucket.names.length > 0) return false;
+    this.buckets.delete(name);
+    if (this.dir) {
+      await rm(join(this.dir, name), { recursive: true, force: true });
+      await rm(join(this.dir, META_DIR, `${name}.json`), { force: true });
+    }
+    return true;
+  }
+
+  async bucket(name: string): Promise<Pick<BucketState, 'names' | 'objects' | 'meta'> | undefined> {
+    this.refreshBucketList();
+    const state = this.buckets.get(name);
+    if (state && this.dir && Date.now() - state.scannedAt > RESCAN_AFTER_MS) await this.scanBucket(name);
+    return this.buckets.get(name);
+  }
+
+  async getObject(bucket: string, name: string): Promise<ObjectMeta | undefined> {
+    return (await this.bucket(bucket))?.objects.get(name);
+  }
+
+  async putObject(bucket: string, name: string, data: Buffer, meta: WritableMeta): Promise<ObjectMeta> {
+    const state = this.buckets.get(bucket)!;
+    const previous = state.objects.get(name);
+    const now = new Date().toISOString();
+    const object: ObjectMeta = {
+      ...meta,
+      name,
+      bucket,
+      generation: this.nextGeneration(),
+      metageneration: 1,
+      size: data.length,
+      ...checksumsOf(data),
+      timeCreated: now,
+      updated: now,
+    };
+    if (this.dir) {
+      const file = this.objectPath(bucket, name);
+      await mkdir(dirname(file), { recursive: true });
+      const tmp = `${file}.uploading-${process.pid}`;
+      await writeFile(tmp, data);
+      await rename(tmp, file);
+      object.fileMtimeMs = (await stat(file)).mtimeMs;
+    } else {
+      state.data.set(name, data);
+    }
+    state.objects.set(name, object);
+    if (!previous) insertSorted(state.names, name);
+    this.scheduleSave(state);
+    return object;
+  }
+
+  async patchObject(
+    bucket: string,
+    name: string,
+    patch: Partial<WritableMeta>,
+  ): Promise<ObjectMeta | undefined> {
+    const state = this.buckets.get(bucket);
+    const object = state?.objects.get(name);
+    if (!state || !object) return undefined;
+    const updated: ObjectMeta = {
+      ...object,
+      ...patch,
+      metadata: patch.metadata ? { ...object.metadata, ...patch.metadata } : object.metadata,
+      metageneration: object.metageneration + 1,
+      updated: new Date().toISOString(),
+    };
+    state.objects.set(name, updated);
+    this.scheduleSave(state);
+    return updated;
+  }
+
+  async deleteObject(bucket: string, name: string): Promise<boolean> {
+    const state = this.buckets.get(bucket);
+    if (!state?.objects.has(name)) return false;
+    state.objects.delete(name);
+    state.data.delete(name);
+    const index = lowerBound(state.names, name);
+    if (state.names[index] === name) state.names.splice(index, 1);
+    if (this.dir) await rm(this.objectPath(bucket, name), { force: true });
+    this.scheduleSave(state);
+    return true;
+  }
+
+  /** The object's bytes `start..end` (inclusive), streamed from memory or disk. */
+  read(object: ObjectMeta, start: number, end: number): Readable {
+    if (this.dir) return createReadStream(this.objectPath(object.bucket, object.name), { start, end });
+    const data = this.buckets.get(object.bucket)?.data.get(object.name) ?? Buffer.alloc(0);
+    return Readable.from(chunks(data.subarray(start, end + 1)));
+  }
+
+  async readAll(object: ObjectMeta): Promise<Buffer> {
+    if (!this.dir) return this.buckets.get(object.bucket)?.data.get(object.name) ?? Buffer.alloc(0);
+    return await readFile(this.objectPath(object.bucket, object.name));
+  }
+
+  private nextGeneration(): number {
+    this.generationClock = Math.max(this.generationClock + 1, Date.now() * 1000);
+    return this.generationClock;
+  }
+
+  private objectPath(bucket: string, name: string): string {
+    return join(this.dir!, bucket, ...name.split('/'));
+  }
+
+  private refreshBucketList(): void {
+    if (!this.dir || !existsSync(this.dir)) return;
+    for (const entry of bucketDirs(this.dir)) {
+      if (!this.buckets.has(entry) && !entry.startsWith('.')) {
+        const now = new Date(statSync(join(this.dir, entry)).mtimeMs).toISOString();
+        this.buckets.set(entry, {
+          meta: { name: entry, timeCreated: now, updated: now, metageneration: 1 },
+          names: [],
+          objects: new Map(),
+          data: new Map(),
+          scannedAt: 0,
+        });
+      }
+    }
+  }
+
+  /** Folder mode: (re)builds a bucket's index from its files, reusing stored metadata where the file is unchanged. */
+  private async scanBucket(name: string): Promise<void> {
+    const dir = join(this.dir!, name);
+    const saved = await this.loadMeta(name);
+    const previous = this.buckets.get(name);
+    const objects = new Map<string, ObjectMeta>();
+    const files = (await readdir(dir, { withFileTypes: true, recursive: true })).filter(
+      (e) => e.isFile() && !e.name.includes('.uploading-'),
+    );
+    for (const file of files) {
+      const path = join(file.parentPath, file.name);
+      const objectName = relative(dir, path).split(sep).join('/');
+      const info = await stat(path);
+      const known = previous?.objects.get(objectName) ?? saved.objects[objectName];
+      if (known && known.size === info.size && known.fileMtimeMs === info.mtimeMs) {
+        objects.set(objectName, known);
+        continue;
+      }
+      const hasher = new ObjectHasher();
+      for await (const chunk of createReadStream(path)) hasher.update(chunk as Buffer);
+      const mtime = new Date(info.mtimeMs).toISOString();
+      objects.set(objectName, {
+        name: objectName,
+        bucket: name,
+        generation: Math.floor(info.mtimeMs * 1000),
+        metageneration: 1,
+        size: info.size,
+        contentType: guessContentType(objectName),
+        ...hasher.digest(),
+        timeCreated: known?.timeCreated ?? mtime,
+        updated: mtime,
+        fileMtimeMs: info.mtimeMs,
+      });
+    }
+    const now = new Date().toISOString();
+    this.buckets.set(name, {
+      meta: previous?.meta ?? saved.bucket ?? { name, timeCreated: now, updated: now, metageneration: 1 },
+      names: [...objects.keys()].sort(compareNames),
+      objects,
+      data: new Map(),
+      scannedAt: Date.now(),
+    });
+  }
+
+  private saveTimers = new Map<string, NodeJS.Timeout>();
+
+  private scheduleSave(state: BucketState): void {
+    if (!this.dir || this.saveTimers.has(state.meta.name)) return;
+    this.saveTimers.set(
+      state.meta.name,
+      setTimeout(() => {
+        this.saveTimers.delete(state.meta.name);
+        void this.saveMeta(state);
+      }, 200),
+    );
+  }
+
+  private async saveMeta(state: BucketState): Promise<void> {
+    const file = join(this.dir!, META_DIR, `${state.meta.name}.json`);
+    await mkdir(dirname(file), { recursive: true });
+    const body = JSON.stringify({ bucket: state.meta, objects: Object.fromEntries(state.objects) });
+    await writeFile(`${file}.tmp`, body);
+    await rename(`${file}.tmp`, file);
+  }
+
+  private async loadMeta(
+    name: string,
+  ): Promise<{ bucket?: BucketMeta; objects: Record<string, ObjectMeta> }> {
+    try {
+      return JSON.parse(await readFile(join(this.dir!, META_DIR, `${name}.json`), 'utf8'));
+    } catch {
+      return { objects: {} };
+    }
+  }
+}
+
+/** GCS orders names by their UTF-8 bytes; for our purposes code-unit order is close enough and stable. */
+export function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Index of the first name >= `name`. */
+export function lowerBound(names: string[], name: string): number {
+  let lo = 0;
+  let hi = names.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (names[mid]! < name) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function insertSorted(names: string[], name: string): void {
+  names.splice(lowerBound(names, name), 0, name);
+}
+
+function* chunks(data: Buffer, size = 256 * 1024): Generator<Buffer> {
+  for (let i = 0; i < data.length; i += size) yield data.subarray(i, i + size);
+}
+
+/** Bucket discovery is synchronous so that `getBucket` can be; bucket directories are few. */
+function bucketDirs(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name);
+}
+
+const TYPES: Record<string, string> = {
+  json: 'application/json',
+  ndjson: 'application/x-ndjson',
+  txt: 'text/plain',
+  log: 'text/plain',
+  csv: 'text/csv',
+  gz: 'application/gzip',
+  parquet: 'application/vnd.apache.parquet',
+};
+
+function guessContentType(name: string): string {
+  const ext = name.slice(name.lastIndexOf('.') + 1).toLowerCase();
+  return TYPES[ext] ?? 'application/octet-stream';
+}
