@@ -4,8 +4,8 @@
  * and then restarts over the same data; and the cold import time of each Cloud
  * Function entry module (bench/coldstart.ts does the per-entry detail).
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../local/processes.ts';
@@ -50,9 +50,37 @@ try {
   rmSync(dataDir, { recursive: true, force: true });
 }
 
-try {
-  const { measureColdStarts } = await import('./coldstart.ts');
-  await measureColdStarts();
-} catch (err) {
-  console.log(`function entry cold starts: not measured (${(err as Error).message})`);
+console.log(
+  '\ncold import of each function module in a fresh Node process (median of 5, tsx loader cost subtracted):',
+);
+const baseline = await medianImportMs('node:path');
+const modules = ['functions/families.ts', ...routeModules()];
+for (const module of modules) {
+  console.log(`  ${module.padEnd(40)} ${Math.round((await medianImportMs(`./${module}`)) - baseline)} ms`);
+}
+const sdks = await medianImportMs([
+  '@google-cloud/firestore',
+  '@google-cloud/pubsub',
+  '@google-cloud/storage',
+]);
+console.log(`  ${'(the three @google-cloud SDKs together)'.padEnd(40)} ${Math.round(sdks - baseline)} ms`);
+
+function routeModules(): string[] {
+  return readdirSync('functions', { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name === 'routes.ts')
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
+}
+
+async function medianImportMs(specifiers: string | string[]): Promise<number> {
+  const list = (Array.isArray(specifiers) ? specifiers : [specifiers]).map((s) => JSON.stringify(s));
+  const script = `const t = performance.now(); await Promise.all([${list.map((s) => `import(${s})`).join(',')}]); console.log(performance.now() - t);`;
+  const runs: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
+    runs.push(Number(out.trim().split('\n').pop()));
+  }
+  return runs.sort((a, b) => a - b)[2]!;
 }
