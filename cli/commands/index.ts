@@ -4,7 +4,8 @@
  */
 import type { Command } from 'commander';
 import type { Wrap } from '../main.ts';
+import { jobCommands } from './job.ts';
 
 export type CommandGroup = (program: Command, wrap: Wrap) => void;
 
-export const COMMAND_GROUPS: CommandGroup[] = [];
+export const COMMAND_GROUPS: CommandGroup[] = [jobCommands];

@@ -1,0 +1,192 @@
+/**
+ * Building blocks of the job schemas, each declared once and used at both validation
+ * levels (CONTRACT section 3): at the *saved* level a string holding a `{{...}}`
+ * reference is accepted wherever a typed value is expected, because context fills it
+ * in later; at the *rendered* level every value must have its real type.
+ *
+ * @example
+ *   const f = fieldsFor('saved');
+ *   const schema = f.strict({ timeout: f.duration('how long to wait').default('30s') }, 'retry');
+ */
+import { Cron } from 'croner';
+import { z } from 'zod';
+import { parseDuration } from '../duration.ts';
+import { compileSafeRegex } from '../regex.ts';
+import { parseStartTime } from '../time-format.ts';
+import { closest } from './suggest.ts';
+
+export type Level = 'saved' | 'rendered';
+
+/** A string that is, or contains, a `{{key}}` context reference (not the escaped `\{{`). */
+export const TEMPLATE_PATTERN = /(^|[^\\])\{\{[^}]*\}\}/;
+export const TemplateString = z
+  .string()
+  .regex(TEMPLATE_PATTERN)
+  .describe('a {{key}} context reference, resolved when the job is rendered');
+
+/** Saved-level wrappers and the schema they stand for (for the JSON Schema: value or template). */
+export const TEMPLATABLE = new WeakMap<z.ZodType, z.ZodType>();
+
+export const FIELD_NAME = /^[A-Za-z_@][A-Za-z0-9_@.-]{0,127}$/;
+export const CONTEXT_KEY = /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/;
+
+export function fieldsFor(level: Level) {
+  /**
+   * At the saved level, also accept a `{{...}}` string in place of the value. Not a zod
+   * union: a union reports the template alternative's complaint ("must match {{...}}")
+   * instead of the real one, so the real schema is run and its issues passed on as they are.
+   */
+  const templatable = <T extends z.ZodType>(schema: T): T => {
+    if (level === 'rendered') return schema;
+    const wrapped = z.unknown().superRefine((value, ctx) => {
+      if (typeof value === 'string' && TEMPLATE_PATTERN.test(value)) return;
+      const result = schema.safeParse(value, { reportInput: true });
+      if (!result.success) for (const issue of result.error.issues) ctx.addIssue(issue as never);
+    });
+    const described = schema.description ? wrapped.describe(schema.description) : wrapped;
+    TEMPLATABLE.set(described, schema);
+    return described as unknown as T;
+  };
+
+  const typed = <T extends z.ZodType>(schema: T, description: string): T =>
+    templatable(schema.describe(description) as T);
+
+  /** An object that refuses unknown keys, suggesting the closest known one. */
+  const strict = <S extends z.ZodRawShape>(shape: S, where: string) =>
+    z.strictObject(shape, {
+      error: (issue) => {
+        if (issue.code === 'unrecognized_keys')
+          return unknownKeysMessage(issue.keys, Object.keys(shape), where);
+        if (issue.code === 'invalid_type' && issue.input === undefined) {
+          return `required field \`${where.split('.').pop()}\` is missing`;
+        }
+        if (issue.code === 'invalid_type')
+          return `${where} must be a map of fields, not ${describeValue(issue.input)}`;
+        return undefined;
+      },
+    });
+
+  return {
+    level,
+    templatable,
+    typed,
+    strict,
+    string: (description: string) => z.string().describe(description),
+    boolean: (description: string) => templatable(z.boolean().describe(description)),
+    integer: (description: string, min = 0) => templatable(z.number().int().min(min).describe(description)),
+    enumOf: <const T extends readonly [string, ...string[]]>(values: T, description: string) =>
+      templatable(
+        z
+          .enum(values, { error: (issue) => enumMessage(String(issue.input), values) })
+          .describe(`${description} One of: ${values.join(', ')}.`),
+      ),
+    duration: (description: string, options: { bareSeconds?: boolean } = {}) =>
+      typed(
+        (options.bareSeconds ? z.union([z.string(), z.number().nonnegative()]) : z.string()).superRefine(
+          (value, ctx) => {
+            try {
+              parseDuration(value as string | number, options);
+            } catch (err) {
+              ctx.addIssue({ code: 'custom', message: (err as Error).message });
+            }
+          },
+        ),
+        `${description} A duration such as 500ms, 5m, 1h30m or 30d.`,
+      ),
+    regex: (description: string, requiredGroups: readonly string[] = []) =>
+      typed(
+        z.string().superRefine((pattern, ctx) => {
+          try {
+            const compiled = compileSafeRegex(pattern);
+            const missing = requiredGroups.filter((g) => !compiled.groupNames.includes(g));
+            if (missing.length) {
+              ctx.addIssue({
+                code: 'custom',
+                message: `the pattern needs named groups ${missing.map((g) => `(?P<${g}>...)`).join(', ')}`,
+              });
+            }
+          } catch (err) {
+            ctx.addIssue({ code: 'custom', message: (err as Error).message });
+          }
+        }),
+        `${description} RE2 syntax (linear time; no backreferences or lookaround).`,
+      ),
+    fieldName: (description: string) =>
+      typed(
+        z.string().regex(FIELD_NAME, 'must be a field name: letters, digits, _ @ . - (e.g. object_name)'),
+        description,
+      ),
+    cron: (description: string) =>
+      typed(
+        z.string().superRefine((expression, ctx) => {
+          const parts = expression.trim().split(/\s+/).length;
+          if (parts !== 5 && parts !== 6) {
+            ctx.addIssue({
+              code: 'custom',
+              message: `a cron expression has 5 fields (minute hour day month weekday), or 6 with seconds first; got ${parts}`,
+            });
+            return;
+          }
+          try {
+            new Cron(expression, { paused: true }).stop();
+          } catch (err) {
+            ctx.addIssue({
+              code: 'custom',
+              message: `invalid cron expression: ${(err as Error).message.replace(/^CronPattern: /, '')}`,
+            });
+          }
+        }),
+        description,
+      ),
+    startTime: (description: string) =>
+      typed(
+        z.string().superRefine((text, ctx) => {
+          try {
+            parseStartTime(text);
+          } catch (err) {
+            ctx.addIssue({ code: 'custom', message: (err as Error).message });
+          }
+        }),
+        description,
+      ),
+  };
+}
+
+export type Fields = ReturnType<typeof fieldsFor>;
+
+/** Checks that exactly one of an object's optional keys is set (input kinds, trigger forms, one-of options). */
+export function exactlyOne(what: string, keys: readonly string[]) {
+  return (value: Record<string, unknown>, ctx: z.RefinementCtx) => {
+    const present = keys.filter((k) => value[k] !== undefined);
+    if (present.length === 1) return;
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        present.length === 0
+          ? `${what} needs exactly one of: ${keys.join(', ')}`
+          : `${what} takes exactly one of ${keys.join(', ')}; found ${present.join(' and ')}`,
+    });
+  };
+}
+
+export function unknownKeysMessage(keys: readonly string[], known: readonly string[], where: string): string {
+  return keys
+    .map((key) => {
+      const guess = closest(key, known);
+      return `unknown field \`${key}\` at ${where}${guess ? `; did you mean \`${guess}\`?` : `; known fields: ${known.join(', ')}`}`;
+    })
+    .join('; ');
+}
+
+export function enumMessage(input: string, values: readonly string[]): string {
+  const guess = closest(input, values);
+  return `\`${input}\` is not allowed here${guess ? `; did you mean \`${guess}\`?` : ''} (one of: ${values.join(', ')})`;
+}
+
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a map';
+  return `${typeof value === 'string' ? 'a string' : `a ${typeof value}`} (${JSON.stringify(value)})`;
+}

@@ -1,0 +1,162 @@
+/**
+ * The `gcs` input (seed: Input `gcs`): reads objects from a Cloud Storage bucket.
+ * This declaration is the single source of its validation, types, defaults, JSON Schema
+ * and reference page.
+ */
+import { z } from 'zod';
+import { enumMessage, exactlyOne, type Fields } from '../fields.ts';
+import { triggerSchema } from '../triggers.ts';
+
+export const GCS_MODES = ['list-and-download-objects', 'list-objects', 'download-objects'] as const;
+export const PAYLOAD_MODES = ['auto', 'json', 'raw', 'binary'] as const;
+export const TIMESTAMP_MODES = ['none', 'last-modified'] as const;
+export const PREPROCESSORS = ['extension', 'gzip', 'parquet', 'base64'] as const;
+
+const BUCKET_NAME = /^[a-z0-9][a-z0-9._-]{1,221}[a-z0-9]$/;
+const STORAGE_URL = /^gs:\/\/[a-z0-9][a-z0-9._-]{1,221}[a-z0-9](\/.*)?$/;
+
+export function gcsInputSchema(f: Fields) {
+  const pathOrKey = (what: string) =>
+    f
+      .strict(
+        {
+          path: f.string(`Location of the ${what} file.`).optional(),
+          key: f.string(`The ${what} itself (JSON).`).optional(),
+        },
+        `credentials.${what}`,
+      )
+      .superRefine(exactlyOne(`credentials.${what}`, ['path', 'key']))
+      .describe(`Either \`path\` (a file) or \`key\` (the ${what} as JSON).`);
+
+  const credentials = f
+    .strict(
+      {
+        'storage-url': f.typed(
+          z.string().regex(STORAGE_URL, 'must be gs:// followed by the bucket, e.g. gs://my-bucket'),
+          'URL of the form gs://<bucket>.',
+        ),
+        'service-account': pathOrKey('service-account').optional(),
+        'application-credentials': pathOrKey('application-credentials').optional(),
+      },
+      'credentials',
+    )
+    .superRefine((value, ctx) => {
+      if (value['service-account'] && value['application-credentials']) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'credentials take service-account or application-credentials, not both',
+        });
+      }
+    })
+    .describe('How to reach the bucket: literal values or context interpolation.');
+
+  const timestampMode = z
+    .union([
+      z.enum(TIMESTAMP_MODES, { error: (issue) => enumMessage(String(issue.input), TIMESTAMP_MODES) }),
+      f
+        .strict(
+          {
+            none: z.object({}).nullish().describe('No timestamp filtering (default).'),
+            'last-modified': z
+              .object({})
+              .nullish()
+              .describe('Filter on the last-modified time the store reports.'),
+            'object-name-pattern': f
+              .regex(
+                'Regular expression with named groups Y, m, d (and optionally H, M, S) that derives the timestamp from the object name.',
+                ['Y', 'm', 'd'],
+              )
+              .optional(),
+          },
+          'timestamp-mode',
+        )
+        .superRefine(exactlyOne('timestamp-mode', ['none', 'last-modified', 'object-name-pattern'])),
+    ])
+    .describe('Derives a per-object timestamp for filtering: none, last-modified, or object-name-pattern.');
+
+  return f
+    .strict(
+      {
+        'payload-mode': f.enumOf(PAYLOAD_MODES, 'How payloads are interpreted.').default('auto'),
+        credentials,
+        mode: f
+          .enumOf(
+            GCS_MODES,
+            'list-and-download-objects enumerates and fetches contents; list-objects enumerates only; download-objects fetches the named objects directly.',
+          )
+          .default('list-and-download-objects'),
+        'ignore-linebreaks': f
+          .boolean(
+            'When true the whole object is one event; when false objects are split on newlines, unless JSON handling parses JSON arrays.',
+          )
+          .default(false),
+        'timestamp-mode': timestampMode.default('none'),
+        'maximum-age': f
+          .strict({ value: f.duration('Objects older than this are ignored.') }, 'maximum-age')
+          .optional()
+          .describe('Objects older than `value` are ignored; absent means process all visible objects.'),
+        'include-regex': z
+          .array(f.regex('Only objects whose full name matches are included.'))
+          .optional()
+          .describe('Only objects matching one of these are included.'),
+        'exclude-regex': z
+          .array(f.regex('Objects whose full name matches are excluded.'))
+          .optional()
+          .describe('Objects matching any of these are excluded.'),
+        'bucket-name': f.typed(
+          z
+            .string()
+            .regex(
+              BUCKET_NAME,
+              'must be a bucket name: 3-63 lowercase letters, digits, dashes, dots or underscores',
+            ),
+          'Bucket to read.',
+        ),
+        'object-names': z
+          .array(f.string('An object name or prefix.'))
+          .describe(
+            'Object names or prefixes; empty means every object exposed by the selected mode (large buckets are costly).',
+          ),
+        'object-name-field': f.fieldName('Field that receives the object name.').optional(),
+        'creation-time-field': f.fieldName('Field that receives the object creation time.').optional(),
+        'last-modified-field': f.fieldName('Field that receives the last-modified time.').optional(),
+        'content-length-field': f.fieldName('Field that receives the content length.').optional(),
+        'content-type-field': f.fieldName('Field that receives the content type.').optional(),
+        'etag-field': f.fieldName('Field that receives the ETag.').optional(),
+        'data-field': f
+          .fieldName(
+            "Field that receives the object data; by default a JSON object's fields are merged into the event, anything else goes into _raw.",
+          )
+          .optional(),
+        preprocessors: z
+          .array(f.enumOf(PREPROCESSORS, 'A preprocessing step.'))
+          .default([])
+          .describe(
+            'Run in the listed order before data reaches the job: extension (by .gz / .parquet), gzip, parquet (rows as JSON), base64.',
+          ),
+        fingerprinting: f
+          .boolean('When true each object is downloaded only once, also across restarts.')
+          .default(false),
+        'maximum-fingerprint-age': f
+          .duration('How long stored fingerprints are kept before cleanup.')
+          .default('30d'),
+        retry: f
+          .strict(
+            {
+              timeout: f.duration('Time allowed for one attempt; a bare number means seconds.', {
+                bareSeconds: true,
+              }),
+              retries: f.integer('Number of retries of transient failures.').optional(),
+            },
+            'retry',
+          )
+          .default({ timeout: 30 })
+          .describe('Retry of transient storage errors (429, 5xx, network).'),
+        trigger: triggerSchema(f).optional(),
+      },
+      'input.gcs',
+    )
+    .describe(
+      'Reads objects from a Cloud Storage bucket. Categories: Block Store, Cloud. Payload kinds: binary, json, raw.',
+    );
+}

@@ -1,0 +1,81 @@
+/**
+ * The job definition: `name`, `context`, `input` (one kind), `output` (one kind),
+ * built once per validation level from the component declarations in `inputs/` and
+ * `outputs/`. Adding an input kind means adding one module and one line in `INPUT_KINDS`.
+ *
+ * @example
+ *   const result = jobSchema('rendered').safeParse(value);
+ */
+import { z } from 'zod';
+import { CONTEXT_KEY, exactlyOne, type Fields, fieldsFor, type Level } from './fields.ts';
+import { gcsInputSchema } from './inputs/gcs.ts';
+import { httpPollInputSchema } from './inputs/http-poll.ts';
+import { printOutputSchema } from './outputs/print.ts';
+
+export const JOB_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+export const RESERVED_CONTEXT_KEYS = ['job', 'worker'] as const;
+
+const INPUT_KINDS = { gcs: gcsInputSchema, 'http-poll': httpPollInputSchema } as const;
+const OUTPUT_KINDS = { print: printOutputSchema } as const;
+export type InputKind = keyof typeof INPUT_KINDS;
+export type OutputKind = keyof typeof OUTPUT_KINDS;
+export const INPUT_KIND_NAMES = Object.keys(INPUT_KINDS) as InputKind[];
+export const OUTPUT_KIND_NAMES = Object.keys(OUTPUT_KINDS) as OutputKind[];
+
+function buildJobSchema(level: Level) {
+  const f = fieldsFor(level);
+  const kinds = <K extends Record<string, (f: Fields) => z.ZodType>>(registry: K, what: 'input' | 'output') =>
+    f
+      .strict(
+        Object.fromEntries(Object.entries(registry).map(([kind, build]) => [kind, build(f).optional()])) as {
+          [P in keyof K]: z.ZodOptional<ReturnType<K[P]>>;
+        },
+        what,
+      )
+      .superRefine(exactlyOne(`${what}`, Object.keys(registry)))
+      .describe(
+        `One key naming the ${what} kind (${Object.keys(registry).join(', ')}), whose value holds its fields.`,
+      );
+
+  return f
+    .strict(
+      {
+        name: z
+          .string()
+          .regex(
+            JOB_NAME,
+            'must start with a letter or digit and use only letters, digits, . _ - (at most 128)',
+          )
+          .describe('The job name.'),
+        context: z
+          .record(
+            z
+              .string()
+              .regex(CONTEXT_KEY, 'context keys start with a letter or _ and use letters, digits, _ -')
+              .refine(
+                (k) => !(RESERVED_CONTEXT_KEYS as readonly string[]).includes(k),
+                'is reserved: job and worker are built in',
+              ),
+            z.json(),
+          )
+          .optional()
+          .describe('Default context values (lowest precedence); referenced as {{key}} in input and output.'),
+        input: kinds(INPUT_KINDS, 'input'),
+        output: kinds(OUTPUT_KINDS, 'output'),
+      },
+      'the job',
+    )
+    .describe('A Sluice job definition.');
+}
+
+const SCHEMAS = { saved: buildJobSchema('saved'), rendered: buildJobSchema('rendered') };
+
+export function jobSchema(level: Level) {
+  return SCHEMAS[level];
+}
+
+export type JobDefinition = z.output<(typeof SCHEMAS)['rendered']>;
+export type JobDefinitionInput = z.input<(typeof SCHEMAS)['saved']>;
+export type GcsInput = NonNullable<JobDefinition['input']['gcs']>;
+export type HttpPollInput = NonNullable<JobDefinition['input']['http-poll']>;
+export type Trigger = NonNullable<GcsInput['trigger']>;

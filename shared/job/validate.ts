@@ -1,0 +1,106 @@
+/**
+ * Validates a job definition (already parsed from YAML or JSON) at the saved or
+ * rendered level, and turns zod issues into the contract's `details`: a dotted path
+ * and a message a person can act on ("required field `bucket-name` is missing").
+ *
+ * @example
+ *   const result = validateJob(value, { level: 'rendered' });
+ *   if (!result.ok) console.log(result.errors);
+ */
+import type { z } from 'zod';
+import { type ErrorDetail, formatPath } from '../errors.ts';
+import { describeValue, type Level, TEMPLATE_PATTERN } from './fields.ts';
+import { type JobDefinition, jobSchema } from './schema.ts';
+
+export type ValidationResult<T> = { ok: true; job: T } | { ok: false; errors: ErrorDetail[] };
+
+export function validateJob(value: unknown, options: { level: Level }): ValidationResult<JobDefinition> {
+  const result = jobSchema(options.level).safeParse(value, { reportInput: true });
+  if (result.success) return { ok: true, job: result.data as JobDefinition };
+  return { ok: false, errors: issuesToJobErrors(result.error.issues) };
+}
+
+/** Flattens unions to the branch the user evidently meant and words each issue for people. */
+export function issuesToJobErrors(
+  issues: readonly z.core.$ZodIssue[],
+  prefix: PropertyKey[] = [],
+): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  for (const issue of issues) {
+    const path = [...prefix, ...issue.path];
+    if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+      details.push(...issuesToJobErrors(pickBranch(issue.errors), path));
+      continue;
+    }
+    if (issue.code === 'invalid_key' && issue.issues.length > 0) {
+      details.push({
+        path: formatPath(path),
+        message: `key \`${String(path[path.length - 1])}\` ${issue.issues[0]!.message}`,
+      });
+      continue;
+    }
+    if (issue.code === 'unrecognized_keys' && issue.keys.length === 1) {
+      details.push({ path: formatPath([...path, issue.keys[0]!]), message: issue.message });
+      continue;
+    }
+    details.push({ path: formatPath(path), message: wordIssue(issue, path) });
+  }
+  return dedupe(details);
+}
+
+function wordIssue(issue: z.core.$ZodIssue, path: PropertyKey[]): string {
+  if (issue.code === 'invalid_type' && !issue.message.startsWith('Invalid input')) return issue.message;
+  if (issue.code === 'invalid_type') {
+    if (issue.input === undefined)
+      return `required field \`${String(path[path.length - 1] ?? 'value')}\` is missing`;
+    return `expected ${article(issue.expected)}, got ${describeValue(issue.input)}`;
+  }
+  if (issue.code === 'too_small' && issue.origin === 'number') return `must be at least ${issue.minimum}`;
+  return issue.message;
+}
+
+/**
+ * Of a union's failed branches, the one the user evidently meant: never the
+ * `{{...}}` alternative that the saved level adds, and preferably one whose type matches.
+ */
+function pickBranch(branches: readonly (readonly z.core.$ZodIssue[])[]): readonly z.core.$ZodIssue[] {
+  const real = branches.filter((issues) => !isTemplateAlternative(issues));
+  const candidates = real.length > 0 ? real : branches;
+  const typeMatched = candidates.find(
+    (issues) => !issues.some((i) => i.code === 'invalid_type' && i.path.length === 0),
+  );
+  return typeMatched ?? candidates[0]!;
+}
+
+function isTemplateAlternative(issues: readonly z.core.$ZodIssue[]): boolean {
+  return (
+    issues.length === 1 &&
+    issues[0]!.code === 'invalid_format' &&
+    issues[0]!.path.length === 0 &&
+    (issues[0] as { pattern?: string }).pattern === TEMPLATE_PATTERN.source
+  );
+}
+
+function article(expected: string): string {
+  const words: Record<string, string> = {
+    string: 'a string',
+    number: 'a number',
+    int: 'an integer',
+    boolean: 'true or false',
+    object: 'a map',
+    array: 'a list',
+    record: 'a map',
+    null: 'nothing',
+  };
+  return words[expected] ?? expected;
+}
+
+function dedupe(details: ErrorDetail[]): ErrorDetail[] {
+  const seen = new Set<string>();
+  return details.filter((d) => {
+    const key = `${d.path}\u0000${d.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
