@@ -96,7 +96,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
   try {
     const notices: string[] = [];
-    for (const task of STARTUP_TASKS) notices.push(...(await task.run(deps, env)));
+    for (const task of STARTUP_TASKS) notices.push(...(await task.run(deps, env, options.dataDir)));
 
     const app = createApp(deps, ALL_FAMILIES);
     const tls = options.http ? undefined : await loadOrCreateCertificate(join(options.dataDir, 'tls'));

@@ -3,12 +3,15 @@
  * periodic ticks that stand in for Cloud Scheduler and Pub/Sub push in the cloud.
  * Later features add themselves here.
  */
+import { chmod, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { AppDeps } from '../functions/app/deps.ts';
+import { bootstrapAdmin } from '../functions/identity/bootstrap.ts';
 
 export interface StartupTask {
   name: string;
   /** Returns lines to print to the operator (e.g. a generated admin password). */
-  run(deps: AppDeps, env: NodeJS.ProcessEnv): Promise<string[]>;
+  run(deps: AppDeps, env: NodeJS.ProcessEnv, dataDir: string): Promise<string[]>;
 }
 
 export interface PeriodicTask {
@@ -17,6 +20,21 @@ export interface PeriodicTask {
   run(deps: AppDeps): Promise<void>;
 }
 
-export const STARTUP_TASKS: StartupTask[] = [];
+/** CONTRACT section 8: with no users stored, create the system admin `admin`. */
+const bootstrapAdminTask: StartupTask = {
+  name: 'bootstrap admin',
+  async run(deps, env, dataDir) {
+    const result = await bootstrapAdmin(deps, { password: env.SLUICE_ADMIN_PASSWORD });
+    if (!result.created) return [];
+    if (!result.password)
+      return ['created the system admin `admin` with the password in SLUICE_ADMIN_PASSWORD'];
+    const file = join(dataDir, 'admin-password');
+    await writeFile(file, result.password + '\n', { mode: 0o600 });
+    await chmod(file, 0o600);
+    return [`created the system admin \`admin\`; password (shown once, also in ${file}): ${result.password}`];
+  },
+};
+
+export const STARTUP_TASKS: StartupTask[] = [bootstrapAdminTask];
 
 export const PERIODIC_TASKS: PeriodicTask[] = [];

@@ -1,0 +1,47 @@
+/**
+ * The append-only event log (`tenants/{tenant}/events/{id}`), in the event shape of
+ * CONTRACT section 5. Ids sort by time, so the log reads back in order.
+ *
+ * @example
+ *   await appendEvent(db, 'default', { type: 'worker-created', source: 'server', worker: 'w1', payload: {} });
+ */
+import { randomBytes } from 'node:crypto';
+import type { Firestore, Transaction } from '@google-cloud/firestore';
+import {
+  type EventSource,
+  type EventType,
+  kindOf,
+  type SluiceEvent,
+} from '../../shared/events/vocabulary.ts';
+
+export interface NewEvent {
+  type: EventType;
+  source: EventSource;
+  worker?: string;
+  job?: string;
+  tags?: string[];
+  payload: Record<string, unknown>;
+}
+
+export function buildEvent(event: NewEvent, now = new Date()): SluiceEvent {
+  // Time-ordered ids: ISO time plus randomness, so ordering by id is ordering by time.
+  const id = `${now.toISOString().replace(/[-:.TZ]/g, '')}-${randomBytes(6).toString('hex')}`;
+  return { id, kind: kindOf(event.type), time: now.toISOString(), ...event };
+}
+
+export function eventsCollection(db: Firestore, tenant: string) {
+  return db.collection('tenants').doc(tenant).collection('events');
+}
+
+export async function appendEvent(db: Firestore, tenant: string, event: NewEvent): Promise<SluiceEvent> {
+  const full = buildEvent(event);
+  await eventsCollection(db, tenant).doc(full.id).set(full);
+  return full;
+}
+
+/** Appends inside a transaction, so the event exists exactly when the change it records does. */
+export function appendEventIn(tx: Transaction, db: Firestore, tenant: string, event: NewEvent): SluiceEvent {
+  const full = buildEvent(event);
+  tx.set(eventsCollection(db, tenant).doc(full.id), full);
+  return full;
+}

@@ -1,0 +1,97 @@
+/**
+ * Firestore records of identities. Users are global principals with one role per
+ * tenant (`users/{username}`); everything else belongs to one tenant
+ * (`tenants/{tenant}/<collection>/{id}`). `key-index/{sha256}` maps a presented key to
+ * its record, so a key exchange is one read.
+ */
+import type { DocumentReference, Firestore, Transaction } from '@google-cloud/firestore';
+import type { KeyKind } from '../../shared/auth/keys.ts';
+import type { Role } from '../../shared/auth/principal.ts';
+
+export interface UserRecord {
+  username: string;
+  password_hash: string;
+  /** Bumped on password change and deletion: tokens carry it and die with it. */
+  credential_version: number;
+  memberships: Record<string, Role>;
+  system_admin: boolean;
+  created_at: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  role: Role;
+  key_hash: string;
+  created_at: string;
+  expires_at?: string;
+}
+
+export interface WorkerRecord {
+  id: string;
+  labels: Record<string, string>;
+  key_hash: string;
+  key_version: number;
+  created_at: string;
+  last_seen?: string;
+}
+
+export interface EnrollmentSecretRecord {
+  id: string;
+  name: string;
+  secret_hash: string;
+  created_at: string;
+  expires_at?: string;
+  max_uses?: number;
+  uses: number;
+}
+
+export interface KeyIndexEntry {
+  kind: KeyKind;
+  tenant: string;
+  id: string;
+}
+
+export class IdentityStore {
+  constructor(readonly db: Firestore) {}
+
+  tenant = (name: string) => this.db.collection('tenants').doc(name);
+  user = (username: string) => this.db.collection('users').doc(username);
+  apiKey = (tenant: string, id: string) => this.tenant(tenant).collection('api-keys').doc(id);
+  worker = (tenant: string, id: string) => this.tenant(tenant).collection('workers').doc(id);
+  enrollmentSecret = (tenant: string, id: string) =>
+    this.tenant(tenant).collection('enrollment-secrets').doc(id);
+  keyIndex = (hash: string) => this.db.collection('key-index').doc(hash);
+
+  async getUser(username: string): Promise<UserRecord | undefined> {
+    return (await this.user(username).get()).data() as UserRecord | undefined;
+  }
+
+  async tenantExists(name: string): Promise<boolean> {
+    return (await this.tenant(name).get()).exists;
+  }
+
+  async lookupKey(hash: string): Promise<KeyIndexEntry | undefined> {
+    return (await this.keyIndex(hash).get()).data() as KeyIndexEntry | undefined;
+  }
+
+  async list<T>(tenant: string, collection: 'api-keys' | 'workers' | 'enrollment-secrets'): Promise<T[]> {
+    const snap = await this.tenant(tenant).collection(collection).orderBy('created_at').get();
+    return snap.docs.map((d) => d.data() as T);
+  }
+
+  async usersOf(tenant: string): Promise<UserRecord[]> {
+    const snap = await this.db.collection('users').orderBy(`memberships.${tenant}`).get();
+    return snap.docs.map((d) => d.data() as UserRecord).sort((a, b) => a.username.localeCompare(b.username));
+  }
+
+  async anyUser(): Promise<boolean> {
+    return !(await this.db.collection('users').limit(1).get()).empty;
+  }
+
+  /** Deletes a keyed record and its index entry in one transaction. */
+  deleteKeyed(tx: Transaction, ref: DocumentReference, keyHash: string | undefined): void {
+    tx.delete(ref);
+    if (keyHash) tx.delete(this.keyIndex(keyHash));
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Turns a validated `gcs` input (the job language's `GcsInput`, defaults applied) into
+ * the plan the pipeline runs: durations in milliseconds, regexes compiled once, the
+ * timestamp strategy resolved. Everything that can be checked is checked here, once,
+ * not per object.
+ *
+ * @example
+ *   const plan = planGcsInput(job.input.gcs);
+ *   plan.maximumAgeMs; // 3_600_000 for `maximum-age: { value: 1h }`
+ */
+import { parseDuration } from '../../../../shared/duration.ts';
+import type { GcsInput } from '../../../../shared/job/index.ts';
+import { compileSafeRegex, type SafeRegex } from '../../../../shared/regex.ts';
+
+export type Preprocessor = 'extension' | 'gzip' | 'parquet' | 'base64';
+export type PayloadMode = 'auto' | 'json' | 'raw' | 'binary';
+export type GcsMode = 'list-and-download-objects' | 'list-objects' | 'download-objects';
+
+export type TimestampStrategy =
+  | { kind: 'none' }
+  | { kind: 'last-modified' }
+  | { kind: 'object-name-pattern'; pattern: SafeRegex };
+
+/** Metadata fields an event can receive, by the job field that names them. */
+export interface MetadataFields {
+  objectName?: string;
+  creationTime?: string;
+  lastModified?: string;
+  contentLength?: string;
+  contentType?: string;
+  etag?: string;
+}
+
+export interface GcsPlan {
+  bucket: string;
+  mode: GcsMode;
+  objectNames: string[];
+  include: SafeRegex[];
+  exclude: SafeRegex[];
+  timestamp: TimestampStrategy;
+  maximumAgeMs?: number;
+  payloadMode: PayloadMode;
+  ignoreLinebreaks: boolean;
+  preprocessors: Preprocessor[];
+  fields: MetadataFields;
+  dataField?: string;
+  fingerprinting: boolean;
+  maximumFingerprintAgeMs: number;
+  retry: { timeoutMs: number; retries: number };
+  credentials: GcsInput['credentials'];
+}
+
+/** Retries of a transient failure when the job sets `retry` without `retries`. */
+export const DEFAULT_RETRIES = 5;
+
+export function planGcsInput(input: GcsInput): GcsPlan {
+  return {
+    bucket: input['bucket-name'],
+    mode: input.mode ?? 'list-and-download-objects',
+    objectNames: input['object-names'] ?? [],
+    include: (input['include-regex'] ?? []).map(compileSafeRegex),
+    exclude: (input['exclude-regex'] ?? []).map(compileSafeRegex),
+    timestamp: timestampStrategy(input['timestamp-mode']),
+    maximumAgeMs: input['maximum-age'] ? parseDuration(input['maximum-age'].value) : undefined,
+    payloadMode: input['payload-mode'] ?? 'auto',
+    ignoreLinebreaks: input['ignore-linebreaks'] ?? false,
+    preprocessors: [...(input.preprocessors ?? [])],
+    fields: {
+      objectName: input['object-name-field'],
+      creationTime: input['creation-time-field'],
+      lastModified: input['last-modified-field'],
+      contentLength: input['content-length-field'],
+      contentType: input['content-type-field'],
+      etag: input['etag-field'],
+    },
+    dataField: input['data-field'],
+    fingerprinting: input.fingerprinting ?? false,
+    maximumFingerprintAgeMs: parseDuration(input['maximum-fingerprint-age'] ?? '30d'),
+    retry: {
+      timeoutMs: parseDuration(input.retry?.timeout ?? 30, { bareSeconds: true }),
+      retries: input.retry?.retries ?? DEFAULT_RETRIES,
+    },
+    credentials: input.credentials,
+  };
+}
+
+function timestampStrategy(mode: GcsInput['timestamp-mode'] | undefined): TimestampStrategy {
+  if (mode === undefined || mode === 'none') return { kind: 'none' };
+  if (mode === 'last-modified') return { kind: 'last-modified' };
+  if (typeof mode === 'object' && mode !== null) {
+    const pattern = mode['object-name-pattern'];
+    if (pattern) return { kind: 'object-name-pattern', pattern: compileSafeRegex(pattern) };
+    if ('last-modified' in mode) return { kind: 'last-modified' };
+  }
+  return { kind: 'none' };
+}

@@ -1,0 +1,83 @@
+/**
+ * Listing, page by page: never more than one page of object metadata is held, however
+ * large the bucket. Each query is a prefix and/or a `startOffset`/`endOffset` range
+ * (see `list-range.ts`); pages are requested one at a time with retries.
+ *
+ * @example
+ *   for await (const page of listObjects(bucket, [{ prefix: 'logs/' }], policy)) handle(page);
+ */
+import type { Bucket, File } from '@google-cloud/storage';
+import { type RetryPolicy, withRetry } from './retry.ts';
+
+export interface ObjectMeta {
+  bucket: string;
+  name: string;
+  generation: string;
+  size: number;
+  contentType?: string;
+  contentEncoding?: string;
+  timeCreated?: string;
+  updated?: string;
+  etag?: string;
+}
+
+export interface ListQuery {
+  prefix?: string;
+  startOffset?: string;
+  endOffset?: string;
+}
+
+export const PAGE_SIZE = 1000;
+
+export async function* listObjects(
+  bucket: Bucket,
+  queries: ListQuery[],
+  policy: RetryPolicy,
+  onRequest: () => void = () => {},
+): AsyncGenerator<ObjectMeta[]> {
+  for (const query of queries) {
+    let pageToken: string | undefined;
+    do {
+      onRequest();
+      const request = {
+        autoPaginate: false,
+        maxResults: PAGE_SIZE,
+        ...(query.prefix ? { prefix: query.prefix } : {}),
+        ...(query.startOffset ? { startOffset: query.startOffset } : {}),
+        ...(query.endOffset ? { endOffset: query.endOffset } : {}),
+        ...(pageToken ? { pageToken } : {}),
+      };
+      const [files, next] = (await withRetry(() => bucket.getFiles(request), policy)) as unknown as [
+        File[],
+        { pageToken?: string } | null,
+      ];
+      pageToken = next?.pageToken ?? undefined;
+      yield files.map((file) => toMeta(bucket.name, file.metadata as Record<string, unknown>));
+    } while (pageToken);
+  }
+}
+
+export function toMeta(bucket: string, m: Record<string, unknown>): ObjectMeta {
+  return {
+    bucket,
+    name: String(m.name),
+    generation: String(m.generation ?? '0'),
+    size: Number(m.size ?? 0),
+    contentType: m.contentType as string | undefined,
+    contentEncoding: m.contentEncoding as string | undefined,
+    timeCreated: m.timeCreated as string | undefined,
+    updated: m.updated as string | undefined,
+    etag: m.etag as string | undefined,
+  };
+}
+
+/** Drops prefixes covered by a shorter one, so no object is listed twice. */
+export function minimalPrefixes(prefixes: string[]): string[] {
+  const sorted = [...new Set(prefixes)].sort();
+  const kept: string[] = [];
+  for (const prefix of sorted) {
+    const last = kept[kept.length - 1];
+    if (last === undefined || !prefix.startsWith(last)) kept.push(prefix);
+  }
+  return kept;
+}

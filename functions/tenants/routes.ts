@@ -1,0 +1,73 @@
+/** The `tenants` family: the system admin creates tenants; everyone may list their own. */
+import { createRoute, z } from '@hono/zod-openapi';
+import { TENANT_NAME } from '../../shared/auth/names.ts';
+import { ApiError } from '../../shared/errors.ts';
+import type { AppDeps } from '../app/deps.ts';
+import { BEARER, body, errors, json } from '../app/openapi-common.ts';
+import { createRouter, type RouteFamily } from '../app/router.ts';
+import { authenticate, requireRole, requireSystemAdmin } from '../auth/middleware.ts';
+import { authServices } from '../auth/services.ts';
+
+const Tenant = z.object({ name: z.string(), created_at: z.string() }).openapi('Tenant');
+const CreateTenant = z
+  .strictObject({
+    name: z.string().regex(TENANT_NAME, 'tenant names are 2-63 lowercase letters, digits and -'),
+  })
+  .openapi('CreateTenant');
+
+export function tenantsFamily(deps: AppDeps): RouteFamily {
+  const routes = createRouter();
+  const auth = authServices(deps);
+  routes.use('/tenants', authenticate(deps));
+
+  routes.openapi(
+    createRoute({
+      method: 'post',
+      path: '/tenants',
+      tags: ['tenants'],
+      summary: 'Create a tenant (system admin)',
+      security: BEARER,
+      middleware: [requireSystemAdmin()] as const,
+      request: body(CreateTenant),
+      responses: { 201: json(Tenant, 'The tenant'), ...errors(400, 401, 403, 409) },
+    }),
+    async (c) => {
+      const { name } = c.req.valid('json');
+      const tenant = { name, created_at: new Date().toISOString() };
+      try {
+        await (await auth.store()).tenant(name).create(tenant);
+      } catch (err) {
+        if ((err as { code?: number }).code === 6) throw ApiError.conflict(`tenant ${name} already exists`);
+        throw err;
+      }
+      return c.json(tenant, 201);
+    },
+  );
+
+  routes.openapi(
+    createRoute({
+      method: 'get',
+      path: '/tenants',
+      tags: ['tenants'],
+      summary: 'Tenants: all of them for the system admin, else the caller’s own',
+      security: BEARER,
+      middleware: [requireRole('viewer')] as const,
+      responses: { 200: json(z.array(Tenant), 'Tenants'), ...errors(401, 403) },
+    }),
+    async (c) => {
+      const principal = c.get('principal');
+      const store = await auth.store();
+      if (principal.systemAdmin) {
+        const snap = await store.db.collection('tenants').get();
+        return c.json(
+          snap.docs.map((d) => d.data() as z.infer<typeof Tenant>),
+          200,
+        );
+      }
+      const own = (await store.tenant(principal.tenant).get()).data() as z.infer<typeof Tenant> | undefined;
+      return c.json(own ? [own] : [], 200);
+    },
+  );
+
+  return { name: 'tenants', routes };
+}

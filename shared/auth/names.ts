@@ -1,0 +1,17 @@
+/**
+ * Names of principals and tenants. Usernames are ASCII after NFKC normalisation so
+ * that look-alikes (Cyrillic `а` for Latin `a`, full-width letters) cannot pose as
+ * another user.
+ */
+
+export const USERNAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+export const TENANT_NAME = /^[a-z0-9][a-z0-9-]{1,62}$/;
+export const RESOURCE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+export const DEFAULT_TENANT = 'default';
+export const BOOTSTRAP_ADMIN = 'admin';
+
+/** The canonical form of a username, or undefined when it is not an acceptable one. */
+export function canonicalUsername(input: string): string | undefined {
+  const normalised = input.normalize('NFKC');
+  return USERNAME.test(normalised) ? normalised : undefined;
+}
