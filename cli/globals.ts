@@ -21,8 +21,8 @@ export interface GlobalOptions {
 
 export function addGlobalOptions(program: Command): Command {
   return program
-    .addOption(new Option('--server <url>', 'control plane URL').env('SLUICE_SERVER').default(DEFAULT_SERVER))
-    .addOption(new Option('--token <jwt>', 'bearer token (default: the stored login)').env('SLUICE_TOKEN'))
+    .option('--server <url>', `control plane URL (env: SLUICE_SERVER, default: ${DEFAULT_SERVER})`)
+    .option('--token <jwt>', 'bearer token (env: SLUICE_TOKEN, default: the stored login)')
     .option('--ca-file <path>', 'trust this CA certificate (PEM), e.g. .sluice/tls/cert.pem')
     .option('--insecure', 'skip TLS certificate verification (local testing only)')
     .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUT_FORMATS).default('table'));
@@ -31,15 +31,23 @@ export function addGlobalOptions(program: Command): Command {
 /** What a command's action receives: its io, the global options, and an API client on demand. */
 export interface CommandContext {
   io: CliIo;
+  env: NodeJS.ProcessEnv;
   globals: GlobalOptions;
   api(): Promise<ApiClient>;
 }
 
 export function commandContext(io: CliIo, command: Command, env: NodeJS.ProcessEnv): CommandContext {
-  const globals = command.optsWithGlobals<GlobalOptions>();
+  const given = command.optsWithGlobals<Partial<GlobalOptions>>();
+  const globals: GlobalOptions = {
+    ...given,
+    server: given.server ?? env.SLUICE_SERVER ?? DEFAULT_SERVER,
+    output: given.output ?? 'table',
+    ...((given.token ?? env.SLUICE_TOKEN) ? { token: given.token ?? env.SLUICE_TOKEN } : {}),
+  };
   let client: ApiClient | undefined;
   return {
     io,
+    env,
     globals,
     async api() {
       if (!client) {

@@ -59,3 +59,16 @@ export async function testApp(families: FamilyFactory[] = ALL_FAMILIES): Promise
     close: () => deps.clients.close(),
   };
 }
+
+/** Serves a test app over HTTP on a free port (for the CLI and benchmarks). */
+export async function serveTestApp(t: TestApp): Promise<{ url: string; close(): Promise<void> }> {
+  const { serve } = await import('@hono/node-server');
+  return await new Promise((resolve) => {
+    const server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
+      resolve({
+        url: `http://127.0.0.1:${info.port}`,
+        close: () => new Promise<void>((done) => server.close(() => done())),
+      });
+    });
+  });
+}

@@ -38,9 +38,11 @@ export function requireBodyMediaType(rules: MediaRule[]): MiddlewareHandler<AppE
   };
 }
 
+/** HTTP/1.1: a body exists when Content-Length > 0 or Transfer-Encoding is set; in-process requests carry neither. */
 function hasBody(req: Request): boolean {
   if (req.method === 'GET' || req.method === 'HEAD') return false;
   const length = req.headers.get('content-length');
   if (length !== null) return Number(length) > 0;
-  return req.headers.has('transfer-encoding') || req.body !== null;
+  if (req.headers.has('transfer-encoding')) return true;
+  return req.body !== null && req.headers.has('content-type');
 }

@@ -1,0 +1,190 @@
+/** `sluice user ...`, `sluice api-key ...`, `sluice worker create|ls|get|rm|rotate-key|enroll`. */
+import { CliError } from '../exit-codes.ts';
+import type { CommandContext } from '../globals.ts';
+import { printResult } from '../output.ts';
+import type { CommandGroup } from './index.ts';
+
+async function stdinSecret(ctx: CommandContext, what: string): Promise<string> {
+  if (ctx.io.stdinIsTty) throw CliError.usage(`pipe the ${what} on standard input`);
+  const value = (await ctx.io.readStdin()).replace(/\r?\n$/, '');
+  if (!value) throw CliError.usage(`standard input was empty: expected the ${what}`);
+  return value;
+}
+
+function labels(pairs: string[] = []): Record<string, string> {
+  return Object.fromEntries(
+    pairs.map((pair) => {
+      const at = pair.indexOf('=');
+      if (at < 1) throw CliError.usage(`labels are KEY=VALUE, got "${pair}"`);
+      return [pair.slice(0, at), pair.slice(at + 1)];
+    }),
+  );
+}
+
+export const identityCommands: CommandGroup = (program, wrap) => {
+  const user = program.command('user').description('Users of the tenant (admin)');
+  user
+    .command('create')
+    .argument('<username>')
+    .requiredOption('--role <role>', 'admin, operator or viewer')
+    .option('--tenant <tenant>', 'tenant (system admin only, default: yours)')
+    .option(
+      '--password-stdin',
+      'read the new user’s password from standard input (omit to add an existing user)',
+    )
+    .action(
+      wrap(async (ctx, username, opts) => {
+        const o = opts as { role: string; tenant?: string; passwordStdin?: boolean };
+        const password = o.passwordStdin ? await stdinSecret(ctx, 'password') : undefined;
+        const created = await (await ctx.api()).post('/api/users', {
+          body: {
+            username,
+            role: o.role,
+            ...(o.tenant ? { tenant: o.tenant } : {}),
+            ...(password ? { password } : {}),
+          },
+        });
+        printResult(ctx.io, created, ctx.globals.output);
+      }),
+    );
+  user
+    .command('ls')
+    .description('List users')
+    .action(
+      wrap(async (ctx) =>
+        printResult(ctx.io, await (await ctx.api()).get('/api/users'), ctx.globals.output, {
+          columns: ['username', 'role', 'tenant'],
+        }),
+      ),
+    );
+  user
+    .command('rm')
+    .argument('<username>')
+    .description('Remove a user from the tenant; their tokens stop working')
+    .action(
+      wrap(async (ctx, username) => {
+        await (await ctx.api()).delete(`/api/users/${encodeURIComponent(username as string)}`);
+        ctx.io.stderr(`removed user ${username}\n`);
+      }),
+    );
+  user
+    .command('passwd')
+    .argument('<username>')
+    .description('Set a password read from standard input; old tokens stop working')
+    .action(
+      wrap(async (ctx, username) => {
+        const password = await stdinSecret(ctx, 'password');
+        await (await ctx.api()).post(`/api/users/${encodeURIComponent(username as string)}/password`, {
+          body: { password },
+        });
+        ctx.io.stderr(`password changed for ${username}\n`);
+      }),
+    );
+
+  const apiKey = program.command('api-key').description('API keys for automation (admin)');
+  apiKey
+    .command('create')
+    .argument('<name>')
+    .requiredOption('--role <role>', 'admin, operator or viewer')
+    .option('--expires-in <duration>', 'e.g. 90d')
+    .description('Create a key; it is printed once')
+    .action(
+      wrap(async (ctx, name, opts) => {
+        const o = opts as { role: string; expiresIn?: string };
+        const created = await (await ctx.api()).post('/api/api-keys', {
+          body: { name, role: o.role, ...(o.expiresIn ? { expires_in: o.expiresIn } : {}) },
+        });
+        printResult(ctx.io, created, ctx.globals.output);
+        ctx.io.stderr('store the key now: it is not shown again\n');
+      }),
+    );
+  apiKey.command('ls').action(
+    wrap(async (ctx) =>
+      printResult(ctx.io, await (await ctx.api()).get('/api/api-keys'), ctx.globals.output, {
+        columns: ['id', 'name', 'role', 'created_at', 'expires_at'],
+      }),
+    ),
+  );
+  apiKey
+    .command('rm')
+    .argument('<id>')
+    .action(
+      wrap(async (ctx, id) => {
+        await (await ctx.api()).delete(`/api/api-keys/${encodeURIComponent(id as string)}`);
+        ctx.io.stderr(`deleted API key ${id}\n`);
+      }),
+    );
+
+  const worker = program.command('worker').description('Workers that run jobs');
+  worker
+    .command('create')
+    .argument('<id>')
+    .option('--label <key=value...>', 'labels')
+    .description('Register a worker; its key is printed once')
+    .action(
+      wrap(async (ctx, id, opts) => {
+        const created = await (await ctx.api()).post('/api/workers', {
+          body: { id, labels: labels((opts as { label?: string[] }).label) },
+        });
+        printResult(ctx.io, created, ctx.globals.output);
+        ctx.io.stderr('store the key now: it is not shown again (run the worker with SLUICE_WORKER_KEY)\n');
+      }),
+    );
+  worker.command('ls').action(
+    wrap(async (ctx) =>
+      printResult(ctx.io, await (await ctx.api()).get('/api/workers'), ctx.globals.output, {
+        columns: ['id', 'state', 'last_seen', 'jobs', 'labels'],
+      }),
+    ),
+  );
+  worker
+    .command('get')
+    .argument('<id>')
+    .action(
+      wrap(async (ctx, id) =>
+        printResult(
+          ctx.io,
+          await (await ctx.api()).get(`/api/workers/${encodeURIComponent(id as string)}`),
+          ctx.globals.output,
+        ),
+      ),
+    );
+  worker
+    .command('rm')
+    .argument('<id>')
+    .action(
+      wrap(async (ctx, id) => {
+        await (await ctx.api()).delete(`/api/workers/${encodeURIComponent(id as string)}`);
+        ctx.io.stderr(`deleted worker ${id}\n`);
+      }),
+    );
+  worker
+    .command('rotate-key')
+    .argument('<id>')
+    .description('Give the worker a new key; the old one stops working')
+    .action(
+      wrap(async (ctx, id) =>
+        printResult(
+          ctx.io,
+          await (await ctx.api()).post(`/api/workers/${encodeURIComponent(id as string)}/rotate-key`),
+          ctx.globals.output,
+        ),
+      ),
+    );
+  worker
+    .command('enroll')
+    .description('Register this machine as a worker with an enrollment secret read from standard input')
+    .option('--id <id>', 'worker id (default: generated)')
+    .option('--label <key=value...>', 'labels')
+    .action(
+      wrap(async (ctx, opts) => {
+        const o = opts as { id?: string; label?: string[] };
+        const secret = await stdinSecret(ctx, 'enrollment secret');
+        const enrolled = await (await ctx.api()).post('/api/workers/enroll', {
+          anonymous: true,
+          body: { secret, labels: labels(o.label), ...(o.id ? { id: o.id } : {}) },
+        });
+        printResult(ctx.io, enrolled, ctx.globals.output);
+      }),
+    );
+};
