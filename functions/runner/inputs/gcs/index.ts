@@ -1,0 +1,298 @@
+/**
+ * The `gcs` input: lists (page by page), filters, fingerprint-checks, downloads
+ * (streaming, a few objects at a time), preprocesses and splits Cloud Storage objects
+ * into events, and commits an object's fingerprint only after all of its events were
+ * delivered. Each stage is a module of its own in this folder.
+ *
+ * Reports: `job-run-started`, `job-errors` (object name and reason; also a warning when
+ * an unrestricted listing gets large), `job-metrics` and `job-run-ended` with the counts.
+ *
+ * @example
+ *   const input = createGcsInput(job.input.gcs);
+ *   await input.run(ctx, async (events) => output.write(events));
+ */
+import type { Bucket, Storage } from '@google-cloud/storage';
+import type { GcsInput } from '../../../../shared/job/index.ts';
+import type { Input, RunContext, RunEvent } from '../../types.ts';
+import { storageForCredentials } from './client.ts';
+import { type GcsPlan, planGcsInput } from './config.ts';
+import { DeliveryTracker, type Tracked } from './delivery.ts';
+import { downloadBytes, readRange } from './download.ts';
+import { eventShaper, listingEvent } from './fields.ts';
+import { objectFilter } from './filter.ts';
+import { fingerprintKey } from './fingerprint-key.ts';
+import { listObjects, type ObjectMeta, toMeta } from './list.ts';
+import { listQueries, type TimeRange } from './list-range.ts';
+import { rangeReader } from './parquet.ts';
+import { contentEvents } from './payload.ts';
+import { preprocess } from './preprocess.ts';
+import { isTransient, type RetryPolicy, withRetry } from './retry.ts';
+import { countSkip, newRunStats, type RunStats } from './stats.ts';
+
+export { planGcsInput } from './config.ts';
+
+export interface GcsInputOptions {
+  /** A ready client (tests); otherwise one is made from the job's credentials. */
+  storage?: Storage;
+  now?: () => Date;
+  /** Objects downloaded at the same time. */
+  concurrency?: number;
+  /** First retry backoff in ms (tests shorten it). */
+  baseDelayMs?: number;
+  /** Listed objects after which an unrestricted listing (`object-names: []`) is warned about. */
+  largeListingWarning?: number;
+  /** Events per `deliver` call. */
+  batchEvents?: number;
+  /** Longest line read as an event (default MAX_LINE_CHARS); tests lower it. */
+  maxLineChars?: number;
+}
+
+/** `job-errors` reports per object before the rest are only counted. */
+const PROBLEMS_REPORTED_PER_OBJECT = 10;
+
+export function createGcsInput(input: GcsInput, options: GcsInputOptions = {}): Input {
+  const plan = planGcsInput(input);
+  return {
+    async run(ctx, deliver) {
+      await runGcsInput(plan, options, ctx, deliver);
+    },
+  };
+}
+
+interface ObjectState extends Tracked {
+  meta: ObjectMeta;
+}
+
+export async function runGcsInput(
+  plan: GcsPlan,
+  options: GcsInputOptions,
+  ctx: RunContext,
+  deliver: (events: RunEvent[]) => Promise<void>,
+): Promise<RunStats> {
+  const started = Date.now();
+  const now = options.now?.() ?? new Date();
+  const stats = newRunStats();
+  ctx.report({ type: 'job-run-started', payload: { input: 'gcs', bucket: plan.bucket, mode: plan.mode } });
+  const storage = options.storage ?? (await storageForCredentials(plan.credentials));
+  const bucket = storage.bucket(plan.bucket);
+  const policy: RetryPolicy = {
+    retries: plan.retry.retries,
+    timeoutMs: plan.retry.timeoutMs,
+    signal: ctx.signal,
+    ...(options.baseDelayMs !== undefined ? { baseDelayMs: options.baseDelayMs } : {}),
+  };
+  const reportError = (object: string | undefined, reason: string, detail: Record<string, unknown> = {}) => {
+    stats.errors++;
+    ctx.report({
+      type: 'job-errors',
+      payload: { input: 'gcs', bucket: plan.bucket, object, reason, ...detail },
+    });
+  };
+
+  const tracker = new DeliveryTracker<ObjectState>(
+    async (events) => {
+      await deliver(events);
+      stats.events += events.length;
+    },
+    async (done) => {
+      if (!plan.fingerprinting) return;
+      await ctx.fingerprints.commit(
+        ctx.job,
+        done.map((o) => fingerprintKey(o.meta)),
+        plan.maximumFingerprintAgeMs,
+      );
+      stats.fingerprinted += done.length;
+    },
+    options.batchEvents,
+  );
+  const track = (meta: ObjectMeta): ObjectState => ({
+    meta,
+    outstanding: 0,
+    finished: false,
+    failed: false,
+    inBatch: false,
+  });
+
+  const readObject = async (meta: ObjectMeta): Promise<void> => {
+    const object = track(meta);
+    stats.downloaded++;
+    let problems = 0;
+    const problem = (reason: string, detail?: Record<string, unknown>) => {
+      if (++problems <= PROBLEMS_REPORTED_PER_OBJECT) reportError(meta.name, reason, detail);
+      else stats.errors++;
+    };
+    try {
+      const onRequest = () => stats.download_requests++;
+      const raw = countBytes(downloadBytes(bucket, meta, policy, {}, onRequest), stats);
+      const content = preprocess(raw, meta, plan.preprocessors, {
+        parquetSource: () =>
+          rangeReader(meta.size, async (start, end) => {
+            const bytes = await readRange(bucket, meta, policy, start, end, onRequest);
+            stats.bytes += bytes.length;
+            return bytes;
+          }),
+      });
+      const shaper = eventShaper(plan, meta);
+      for await (const events of contentEvents(
+        content,
+        { ...plan, maxLineChars: options.maxLineChars },
+        shaper,
+        problem,
+      ))
+        await tracker.add(object, events);
+      if (problems > PROBLEMS_REPORTED_PER_OBJECT) {
+        reportError(meta.name, 'more-problems', { unreported: problems - PROBLEMS_REPORTED_PER_OBJECT });
+      }
+      tracker.finish(object);
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      tracker.fail(object);
+      stats.failed_objects++;
+      reportError(meta.name, describeFailure(err), { transient: isTransient(err) });
+    }
+  };
+
+  const filter = objectFilter(plan, { now, window: ctx.window });
+  const pool = new Pool(options.concurrency ?? 4);
+  let warned = false;
+  try {
+    for await (const page of candidatePages(plan, bucket, policy, now, ctx, stats, reportError)) {
+      stats.listed += page.length;
+      if (
+        !warned &&
+        plan.objectNames.length === 0 &&
+        stats.listed >= (options.largeListingWarning ?? 10_000)
+      ) {
+        warned = true;
+        ctx.report({
+          type: 'job-errors',
+          payload: {
+            input: 'gcs',
+            level: 'warning',
+            bucket: plan.bucket,
+            reason: 'large-listing',
+            message: `object-names is empty: listing every object of ${plan.bucket} (${stats.listed} so far); name prefixes or an anchored object-name-pattern with a window list less`,
+          },
+        });
+      }
+      const wanted: ObjectMeta[] = [];
+      for (const meta of page) {
+        const reason = filter(meta);
+        if (reason) countSkip(stats, reason);
+        else wanted.push(meta);
+      }
+      const fresh = plan.fingerprinting ? await unseen(wanted, ctx, stats) : wanted;
+      if (plan.mode === 'list-objects') {
+        for (const meta of fresh) {
+          const object = track(meta);
+          await tracker.add(object, [listingEvent(plan, meta)]);
+          tracker.finish(object);
+        }
+        continue;
+      }
+      for (const meta of fresh) {
+        ctx.signal.throwIfAborted();
+        await pool.run(() => readObject(meta));
+      }
+    }
+    await pool.drain();
+    await tracker.flush();
+  } catch (err) {
+    await pool.drain().catch(() => {});
+    if (!ctx.signal.aborted) throw err;
+  }
+  const ended = {
+    input: 'gcs',
+    bucket: plan.bucket,
+    ...stats,
+    duration_ms: Date.now() - started,
+    aborted: ctx.signal.aborted,
+  };
+  ctx.report({ type: 'job-metrics', payload: ended });
+  ctx.report({ type: 'job-run-ended', payload: ended });
+  return stats;
+}
+
+/** Pages of objects to consider: a listing, or the named objects of `download-objects`. */
+async function* candidatePages(
+  plan: GcsPlan,
+  bucket: Bucket,
+  policy: RetryPolicy,
+  now: Date,
+  ctx: RunContext,
+  stats: RunStats,
+  reportError: (object: string | undefined, reason: string, detail?: Record<string, unknown>) => void,
+): AsyncGenerator<ObjectMeta[]> {
+  if (plan.mode === 'download-objects') {
+    for (let i = 0; i < plan.objectNames.length; i += 100) {
+      const names = plan.objectNames.slice(i, i + 100);
+      const metas = await Promise.all(
+        names.map(async (name) => {
+          try {
+            const [metadata] = await withRetry(() => bucket.file(name).getMetadata(), policy);
+            return toMeta(bucket.name, metadata as Record<string, unknown>);
+          } catch (err) {
+            if (ctx.signal.aborted) throw err;
+            reportError(name, describeFailure(err));
+            return undefined;
+          }
+        }),
+      );
+      yield metas.filter((m): m is ObjectMeta => m !== undefined);
+    }
+    return;
+  }
+  const range: TimeRange = {};
+  if (plan.maximumAgeMs !== undefined) range.start = new Date(now.getTime() - plan.maximumAgeMs);
+  if (ctx.window) {
+    if (!range.start || ctx.window.start > range.start) range.start = ctx.window.start;
+    range.end = ctx.window.end;
+  }
+  const pattern = plan.timestamp.kind === 'object-name-pattern' ? plan.timestamp.pattern.source : undefined;
+  const queries = listQueries(plan.objectNames, pattern, range);
+  yield* listObjects(bucket, queries, policy, () => stats.list_requests++);
+}
+
+async function unseen(metas: ObjectMeta[], ctx: RunContext, stats: RunStats): Promise<ObjectMeta[]> {
+  if (!metas.length) return metas;
+  const seen = await ctx.fingerprints.seen(ctx.job, metas.map(fingerprintKey));
+  const fresh = metas.filter((m) => !seen.has(fingerprintKey(m)));
+  for (let i = fresh.length; i < metas.length; i++) countSkip(stats, 'fingerprinted');
+  return fresh;
+}
+
+async function* countBytes(chunks: AsyncIterable<Buffer>, stats: RunStats): AsyncGenerator<Buffer> {
+  for await (const chunk of chunks) {
+    stats.bytes += chunk.length;
+    yield chunk;
+  }
+}
+
+function describeFailure(err: unknown): string {
+  const e = err as { code?: unknown; message?: unknown };
+  const code = e?.code !== undefined ? `${e.code}: ` : '';
+  return `${code}${String(e?.message ?? err)}`.slice(0, 500);
+}
+
+/** Runs at most `size` tasks at once; `run` waits for a free slot, so the caller is throttled. */
+class Pool {
+  private running = new Set<Promise<void>>();
+  private failure: unknown;
+  constructor(private readonly size: number) {}
+
+  async run(task: () => Promise<void>): Promise<void> {
+    while (this.running.size >= this.size) await Promise.race(this.running);
+    if (this.failure) throw this.failure;
+    const promise: Promise<void> = task()
+      .catch((err) => {
+        this.failure ??= err;
+      })
+      .finally(() => this.running.delete(promise));
+    this.running.add(promise);
+  }
+
+  async drain(): Promise<void> {
+    await Promise.all(this.running);
+    if (this.failure) throw this.failure;
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * The `preprocessors`, in the order the job lists them: `extension` (chooses gzip and/or
+ * parquet from the name: `.gz`, `.parquet`, `.parquet.gz`), `gzip`, `parquet` (rows),
+ * `base64`. Decisions about gzip are made on the bytes: data that does not start with the
+ * gzip magic number passes through, so an object stored with `Content-Encoding: gzip`
+ * (decompressed once here, as transport encoding) is never decompressed twice.
+ *
+ * @example
+ *   const content = await preprocess(bytes, meta, ['extension'], { parquetSource });
+ *   if (content.kind === 'rows') for await (const rows of content.rows) ...
+ */
+import { pipeline, Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import type { AsyncBuffer } from 'hyparquet';
+import type { Preprocessor } from './config.ts';
+import type { ObjectMeta } from './list.ts';
+import { bufferReader, parquetRows } from './parquet.ts';
+
+/** Most bytes buffered for parquet data that an earlier step produced (it cannot be read by range). */
+export const MAX_BUFFERED_PARQUET_BYTES = 512 * 1024 * 1024;
+
+export type Content =
+  | { kind: 'bytes'; chunks: AsyncIterable<Buffer>; base64: boolean }
+  | { kind: 'rows'; rows: AsyncIterable<Record<string, unknown>[]> };
+
+export interface PreprocessSources {
+  /** Random access to the stored object, for parquet applied to the object's own bytes. */
+  parquetSource?: () => AsyncBuffer;
+}
+
+export function preprocess(
+  raw: AsyncIterable<Buffer>,
+  meta: Pick<ObjectMeta, 'name' | 'contentEncoding'>,
+  preprocessors: Preprocessor[],
+  sources: PreprocessSources = {},
+): Content {
+  let content: Content = { kind: 'bytes', chunks: raw, base64: false };
+  let untouched = meta.contentEncoding !== 'gzip';
+  if (!untouched) content = { kind: 'bytes', chunks: gunzipIfGzip(raw), base64: false };
+  for (const step of expandSteps(preprocessors, meta.name)) {
+    if (content.kind === 'rows') continue; // rows are already JSON: nothing below applies to them
+    if (step === 'gzip') content = { ...content, chunks: gunzipIfGzip(content.chunks) };
+    else if (step === 'base64') content = { ...content, chunks: base64Encode(content.chunks), base64: true };
+    else if (step === 'parquet') {
+      const chunks: AsyncIterable<Buffer> = content.chunks;
+      const direct = untouched && sources.parquetSource;
+      content = {
+        kind: 'rows',
+        rows: direct ? parquetRows(direct()) : bufferedParquet(chunks),
+      };
+    }
+    untouched = false;
+  }
+  return content;
+}
+
+/** `extension` becomes the steps its name asks for; other steps stay as listed. */
+export function expandSteps(
+  preprocessors: Preprocessor[],
+  name: string,
+): Exclude<Preprocessor, 'extension'>[] {
+  const steps: Exclude<Preprocessor, 'extension'>[] = [];
+  for (const step of preprocessors) {
+    if (step !== 'extension') {
+      steps.push(step);
+      continue;
+    }
+    let rest = name.toLowerCase();
+    if (rest.endsWith('.gz')) {
+      steps.push('gzip');
+      rest = rest.slice(0, -3);
+    }
+    if (rest.endsWith('.parquet')) steps.push('parquet');
+  }
+  return steps;
+}
+
+async function* gunzipIfGzip(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  const iterator = chunks[Symbol.asyncIterator]();
+  const head: Buffer[] = [];
+  let headLength = 0;
+  while (headLength < 2) {
+    const next = await iterator.next();
+    if (next.done) break;
+    head.push(next.value);
+    headLength += next.value.length;
+  }
+  const rest = (async function* () {
+    yield* head;
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  })();
+  const first = Buffer.concat(head);
+  if (first.length < 2 || first[0] !== 0x1f || first[1] !== 0x8b) {
+    yield* rest;
+    return;
+  }
+  const gunzip = createGunzip({ chunkSize: 64 * 1024 });
+  const source = Readable.from(rest, { objectMode: false });
+  pipeline(source, gunzip, () => {});
+  yield* gunzip as AsyncIterable<Buffer>;
+}
+
+async function* base64Encode(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  let carry = Buffer.alloc(0);
+  for await (const chunk of chunks) {
+    const data = carry.length ? Buffer.concat([carry, chunk]) : chunk;
+    const whole = data.length - (data.length % 3);
+    carry = Buffer.from(data.subarray(whole));
+    if (whole) yield Buffer.from(data.subarray(0, whole).toString('base64'), 'latin1');
+  }
+  if (carry.length) yield Buffer.from(carry.toString('base64'), 'latin1');
+}
+
+async function* bufferedParquet(chunks: AsyncIterable<Buffer>): AsyncGenerator<Record<string, unknown>[]> {
+  const parts: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of chunks) {
+    total += chunk.length;
+    if (total > MAX_BUFFERED_PARQUET_BYTES) {
+      throw new Error(
+        `parquet data produced by an earlier preprocessor exceeds ${MAX_BUFFERED_PARQUET_BYTES} bytes; store parquet uncompressed (parquet compresses internally) to read it by range`,
+      );
+    }
+    parts.push(chunk);
+  }
+  yield* parquetRows(bufferReader(Buffer.concat(parts)));
+}

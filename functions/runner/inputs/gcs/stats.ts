@@ -1,0 +1,37 @@
+/**
+ * Counts of one run, reported in `job-run-ended` and `job-metrics`.
+ *
+ * @example
+ *   const stats = newRunStats(); stats.skipped.excluded = (stats.skipped.excluded ?? 0) + 1;
+ */
+export interface RunStats {
+  listed: number;
+  list_requests: number;
+  skipped: Record<string, number>;
+  downloaded: number;
+  download_requests: number;
+  bytes: number;
+  events: number;
+  errors: number;
+  failed_objects: number;
+  fingerprinted: number;
+}
+
+export function newRunStats(): RunStats {
+  return {
+    listed: 0,
+    list_requests: 0,
+    skipped: {},
+    downloaded: 0,
+    download_requests: 0,
+    bytes: 0,
+    events: 0,
+    errors: 0,
+    failed_objects: 0,
+    fingerprinted: 0,
+  };
+}
+
+export function countSkip(stats: RunStats, reason: string): void {
+  stats.skipped[reason] = (stats.skipped[reason] ?? 0) + 1;
+}

@@ -1,0 +1,140 @@
+/**
+ * Test harness for the `gcs` input: the project's Cloud Storage emulator, a client for
+ * it, in-memory stores, and `runInput` that collects delivered events and reports.
+ *
+ * @example
+ *   const env = await gcsTestEnv();
+ *   await env.put('logs/a.json', '{"a":1}\n');
+ *   const { events } = await env.run({ 'object-names': [] });
+ */
+import { Storage } from '@google-cloud/storage';
+import { createGcsInput, type GcsInputOptions } from '../../functions/runner/inputs/gcs/index.ts';
+import type {
+  FingerprintStore,
+  RunEvent,
+  RunReport,
+  RunWindow,
+  WatermarkStore,
+} from '../../functions/runner/types.ts';
+import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
+import type { GcsInput } from '../../shared/job/index.ts';
+import { validateJob } from '../../shared/job/index.ts';
+
+export interface GcsTestEnv {
+  emulator: StorageEmulator;
+  storage: Storage;
+  bucket: string;
+  put(name: string, data: string | Buffer, metadata?: Record<string, unknown>): Promise<void>;
+  run(fields: Record<string, unknown>, options?: RunOptions): Promise<RunResult>;
+  stop(): Promise<void>;
+}
+
+export interface RunOptions extends GcsInputOptions {
+  fingerprints?: FingerprintStore;
+  window?: RunWindow;
+  signal?: AbortSignal;
+  job?: string;
+  deliver?: (events: RunEvent[]) => Promise<void>;
+}
+
+export interface RunResult {
+  events: RunEvent[];
+  reports: RunReport[];
+  ended: Record<string, unknown>;
+}
+
+export async function gcsTestEnv(bucket = 'test-bucket'): Promise<GcsTestEnv> {
+  const emulator = await startStorageEmulator({ port: 0 });
+  const storage = new Storage({
+    apiEndpoint: emulator.url,
+    projectId: 'demo-gcs',
+    retryOptions: { autoRetry: false },
+  });
+  await storage.createBucket(bucket);
+  const env: GcsTestEnv = {
+    emulator,
+    storage,
+    bucket,
+    async put(name, data, metadata = {}) {
+      await storage.bucket(env.bucket).file(name).save(data, { resumable: false, metadata });
+    },
+    async run(fields, options = {}) {
+      const input = gcsJob(env.bucket, fields);
+      const gcs = createGcsInput(input, { storage, baseDelayMs: 5, ...options });
+      const events: RunEvent[] = [];
+      const reports: RunReport[] = [];
+      await gcs.run(
+        {
+          job: options.job ?? 'job-a',
+          worker: 'test',
+          signal: options.signal ?? new AbortController().signal,
+          ...(options.window ? { window: options.window } : {}),
+          fingerprints: options.fingerprints ?? memoryFingerprints(),
+          watermarks: memoryWatermarks(),
+          report: (r) => reports.push(r),
+        },
+        options.deliver ??
+          (async (batch) => {
+            events.push(...batch);
+          }),
+      );
+      const ended = (reports.find((r) => r.type === 'job-run-ended')?.payload ?? {}) as Record<
+        string,
+        unknown
+      >;
+      return { events, reports, ended };
+    },
+    async stop() {
+      await emulator.stop();
+    },
+  };
+  return env;
+}
+
+/** A rendered, validated `gcs` input with the given fields over the minimal form. */
+export function gcsJob(bucket: string, fields: Record<string, unknown>): GcsInput {
+  const result = validateJob(
+    {
+      name: 'job-a',
+      input: {
+        gcs: {
+          'bucket-name': bucket,
+          credentials: { 'storage-url': `gs://${bucket}` },
+          'object-names': [],
+          ...fields,
+        },
+      },
+      output: { print: {} },
+    },
+    { level: 'rendered' },
+  );
+  if (!result.ok) throw new Error(`invalid test job: ${JSON.stringify(result.errors)}`);
+  return result.job.input.gcs!;
+}
+
+export function memoryFingerprints(
+  now: () => number = Date.now,
+): FingerprintStore & { keys: Map<string, number> } {
+  const keys = new Map<string, number>();
+  return {
+    keys,
+    async seen(job, list) {
+      return new Set(list.filter((k) => (keys.get(`${job}|${k}`) ?? 0) > now()));
+    },
+    async commit(job, list, maxAgeMs) {
+      for (const k of list) keys.set(`${job}|${k}`, now() + maxAgeMs);
+    },
+  };
+}
+
+export function memoryWatermarks(): WatermarkStore {
+  const values = new Map<string, string>();
+  return {
+    async get(job, name) {
+      return values.get(`${job}|${name}`);
+    },
+    async set(job, name, value) {
+      values.set(`${job}|${name}`, value);
+    },
+  };
+}
