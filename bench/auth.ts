@@ -56,7 +56,7 @@ try {
     line('GET /api/health (no auth)', health);
     line('GET /api/auth/me (valid token)', me);
     console.log(
-      `  auth adds at p50: ${(me.p50 - health.p50).toFixed(2)} ms; CPU per request: ${((1 / me.rps - 1 / health.rps) * 1000 * concurrency).toFixed(2)} ms`,
+      `  auth adds at p50: ${(me.p50 - health.p50).toFixed(2)} ms; CPU per request: ${((1 / me.rps - 1 / health.rps) * 1000).toFixed(2)} ms`,
     );
   }
 
