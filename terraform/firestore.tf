@@ -1,0 +1,49 @@
+resource "google_firestore_database" "main" {
+  name                    = "(default)"
+  location_id             = var.firestore_location
+  type                    = "FIRESTORE_NATIVE"
+  concurrency_mode        = "PESSIMISTIC"
+  delete_protection_state = "DELETE_PROTECTION_ENABLED"
+  deletion_policy         = "ABANDON" # `terraform destroy` leaves the data; DEPLOY.md says how to delete it
+  depends_on              = [google_project_service.apis]
+}
+
+# Composite indexes of every query with more than one field (`npm run check:deploy`
+# finds the queries in the code). Events (tenants/*/events) are filtered by type, job,
+# worker or source and read in time order; Firestore merges these pairwise indexes
+# for queries that combine several filters.
+locals {
+  composite_indexes = {
+    events_type_time   = { collection = "events", fields = [["type", "ASCENDING"], ["time", "ASCENDING"]] }
+    events_job_time    = { collection = "events", fields = [["job", "ASCENDING"], ["time", "ASCENDING"]] }
+    events_worker_time = { collection = "events", fields = [["worker", "ASCENDING"], ["time", "ASCENDING"]] }
+    events_source_time = { collection = "events", fields = [["source", "ASCENDING"], ["time", "ASCENDING"]] }
+  }
+}
+
+resource "google_firestore_index" "composite" {
+  for_each    = local.composite_indexes
+  database    = google_firestore_database.main.name
+  collection  = each.value.collection
+  query_scope = "COLLECTION"
+
+  dynamic "fields" {
+    for_each = each.value.fields
+    content {
+      field_path = fields.value[0]
+      order      = fields.value[1]
+    }
+  }
+}
+
+# Fingerprints (tenants/*/jobs/*/fingerprints) carry `expires_at`; Firestore deletes
+# expired ones. The field's single-field index is dropped: nothing queries it, and an
+# index on an ever-increasing timestamp only creates write hotspots.
+resource "google_firestore_field" "fingerprint_ttl" {
+  database   = google_firestore_database.main.name
+  collection = "fingerprints"
+  field      = "expires_at"
+
+  ttl_config {}
+  index_config {}
+}

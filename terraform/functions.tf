@@ -1,0 +1,130 @@
+# One Cloud Function (2nd gen, Node 20) per entry point of functions/entry/table.ts.
+# `paths` are the load balancer's path rules for the function (`/api/x/*` does not
+# match `/api/x` itself, hence both). Adding a family: add it here;
+# `npm run check:deploy` fails until every entry has its function and every route
+# of the family reaches it.
+locals {
+  functions = {
+    health             = { kind = "http", paths = ["/api/health"] }
+    openapi            = { kind = "http", paths = ["/api/openapi.json"] }
+    tokens             = { kind = "http", paths = ["/api/tokens/*"] }
+    auth               = { kind = "http", paths = ["/api/auth/*"] }
+    tenants            = { kind = "http", paths = ["/api/tenants", "/api/tenants/*"] }
+    users              = { kind = "http", paths = ["/api/users", "/api/users/*"] }
+    api-keys           = { kind = "http", paths = ["/api/api-keys", "/api/api-keys/*"] }
+    workers            = { kind = "http", paths = ["/api/workers", "/api/workers/*"] }
+    enrollment-secrets = { kind = "http", paths = ["/api/enrollment-secrets", "/api/enrollment-secrets/*"] }
+    scheduled          = { kind = "tasks", paths = [] }
+  }
+
+  http_functions = { for name, fn in local.functions : name => fn if fn.kind == "http" }
+
+  # Every function reads its configuration from the same variables as the local stack.
+  common_env = {
+    SLUICE_PROJECT_ID      = var.project_id
+    SLUICE_TOKEN_MAX_TTL   = var.token_max_ttl
+    SLUICE_DEPLOY_REVISION = var.deploy_revision
+    NODE_OPTIONS           = "--enable-source-maps"
+  }
+}
+
+resource "google_storage_bucket" "sources" {
+  name                        = "${var.project_id}-${var.name_prefix}-sources"
+  location                    = var.region
+  uniform_bucket_level_access = true
+  public_access_prevention    = "enforced"
+  force_destroy               = true
+
+  # Archives are named by content hash; old ones are only needed for a rollback.
+  lifecycle_rule {
+    condition {
+      age = 30
+    }
+    action {
+      type = "Delete"
+    }
+  }
+}
+
+resource "google_storage_bucket_object" "source" {
+  for_each = local.functions
+  bucket   = google_storage_bucket.sources.name
+  name     = "${each.key}/${filesha256("${var.build_dir}/${each.key}.zip")}.zip"
+  source   = "${var.build_dir}/${each.key}.zip"
+}
+
+resource "google_cloudfunctions2_function" "fn" {
+  for_each = local.functions
+  name     = "${var.name_prefix}-${each.key}"
+  location = var.region
+
+  build_config {
+    runtime         = "nodejs20"
+    entry_point     = "handler"
+    service_account = google_service_account.build.id
+    source {
+      storage_source {
+        bucket = google_storage_bucket.sources.name
+        object = google_storage_bucket_object.source[each.key].name
+      }
+    }
+  }
+
+  service_config {
+    service_account_email            = each.value.kind == "tasks" ? google_service_account.runner.email : google_service_account.api.email
+    available_memory                 = each.value.kind == "tasks" ? var.scheduled_memory : var.function_memory
+    available_cpu                    = var.function_cpu
+    timeout_seconds                  = each.value.kind == "tasks" ? var.scheduled_timeout_seconds : 3600
+    max_instance_request_concurrency = each.value.kind == "tasks" ? 1 : var.function_concurrency
+    max_instance_count               = each.value.kind == "tasks" ? 1 : var.function_max_instances
+    min_instance_count               = each.value.kind == "tasks" ? 0 : var.function_min_instances
+    # API functions are reached only through the load balancer; the runner only by Cloud Scheduler.
+    ingress_settings               = each.value.kind == "tasks" ? "ALLOW_INTERNAL_ONLY" : "ALLOW_INTERNAL_AND_GCLB"
+    all_traffic_on_latest_revision = true
+    environment_variables          = local.common_env
+
+    secret_environment_variables {
+      key        = "SLUICE_SIGNING_KEY"
+      project_id = var.project_id
+      secret     = google_secret_manager_secret.signing_key.secret_id
+      version    = "latest"
+    }
+    secret_environment_variables {
+      key        = "SLUICE_PREVIOUS_SIGNING_KEYS"
+      project_id = var.project_id
+      secret     = google_secret_manager_secret.previous_signing_keys.secret_id
+      version    = "latest"
+    }
+    secret_environment_variables {
+      key        = "SLUICE_SECRETS_KEY"
+      project_id = var.project_id
+      secret     = google_secret_manager_secret.secrets_key.secret_id
+      version    = "latest"
+    }
+  }
+
+  depends_on = [
+    google_project_service.apis,
+    google_secret_manager_secret_iam_member.api,
+    google_secret_manager_secret_iam_member.runner,
+    google_project_iam_member.build,
+  ]
+}
+
+# The API authenticates every request itself (JWTs, CONTRACT section 1), so the load
+# balancer may call the API functions without a Google identity. Ingress stays
+# internal-and-load-balancer, so this does not expose the functions' own URLs.
+resource "google_cloud_run_service_iam_member" "public" {
+  for_each = local.http_functions
+  location = var.region
+  service  = google_cloudfunctions2_function.fn[each.key].name
+  role     = "roles/run.invoker"
+  member   = "allUsers"
+}
+
+resource "google_cloud_run_service_iam_member" "scheduler_invokes_runner" {
+  location = var.region
+  service  = google_cloudfunctions2_function.fn["scheduled"].name
+  role     = "roles/run.invoker"
+  member   = "serviceAccount:${google_service_account.scheduler.email}"
+}

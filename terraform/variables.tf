@@ -1,0 +1,117 @@
+variable "project_id" {
+  description = "Google Cloud project to deploy into."
+  type        = string
+}
+
+variable "region" {
+  description = "Region of the functions, the scheduler job and the source bucket."
+  type        = string
+  default     = "europe-west1"
+}
+
+variable "firestore_location" {
+  description = "Firestore location (a region such as europe-west1, or a multi-region such as eur3 or nam5). Cannot change later."
+  type        = string
+  default     = "europe-west1"
+}
+
+variable "name_prefix" {
+  description = "Prefix of every resource name (functions, service accounts, buckets, load balancer)."
+  type        = string
+  default     = "sluice"
+}
+
+variable "domain" {
+  description = "Host name of the API. Empty: <load balancer IP>.sslip.io, which a Google-managed certificate also covers."
+  type        = string
+  default     = ""
+}
+
+variable "build_dir" {
+  description = "Where `npm run build` wrote the archives."
+  type        = string
+  default     = "../dist/functions"
+}
+
+variable "function_memory" {
+  description = "Memory of each API function."
+  type        = string
+  default     = "512Mi"
+}
+
+variable "function_cpu" {
+  description = "vCPUs of each function (1 or more lets one instance serve concurrent requests)."
+  type        = string
+  default     = "1"
+}
+
+variable "function_concurrency" {
+  description = "Concurrent requests one API function instance serves."
+  type        = number
+  default     = 40
+}
+
+variable "function_max_instances" {
+  description = "Upper bound of instances per API function (bounds the bill and Firestore load)."
+  type        = number
+  default     = 20
+}
+
+variable "function_min_instances" {
+  description = "Warm instances per API function (0: pay nothing when idle, accept cold starts)."
+  type        = number
+  default     = 0
+}
+
+variable "scheduled_memory" {
+  description = "Memory of the scheduled runner (it parses job inputs such as parquet files)."
+  type        = string
+  default     = "1Gi"
+}
+
+variable "scheduled_timeout_seconds" {
+  description = "How long one tick of the scheduled runner may take."
+  type        = number
+  default     = 540
+}
+
+variable "schedule" {
+  description = "Cron schedule of the scheduled runner (Cloud Scheduler's finest is every minute)."
+  type        = string
+  default     = "* * * * *"
+}
+
+variable "schedule_time_zone" {
+  type    = string
+  default = "Etc/UTC"
+}
+
+variable "token_max_ttl" {
+  description = "Longest token lifetime a client may ask for."
+  type        = string
+  default     = "24h"
+}
+
+variable "message_retention" {
+  description = "How long the worker topic keeps messages (for seek and replay)."
+  type        = string
+  default     = "86400s"
+}
+
+variable "dead_letter_retention" {
+  description = "How long undeliverable worker messages are kept on the dead-letter subscription."
+  type        = string
+  default     = "604800s"
+}
+
+variable "runner_storage_role" {
+  description = "Role the scheduled runner gets on Cloud Storage to read job inputs (grant it per bucket instead by setting this to empty)."
+  type        = string
+  default     = "roles/storage.objectViewer"
+}
+
+variable "deploy_revision" {
+  description = "Bump to make every function start new instances (e.g. after adding a secret version)."
+  type        = string
+  default     = "1"
+}
