@@ -104,7 +104,7 @@ describe('fingerprinting in the input', () => {
     const expected = new Set<string>();
     for (let o = 0; o < 12; o++) {
       const lines = Array.from({ length: 40 }, (_, i) => `{"o":${o},"i":${i}}`);
-      lines.forEach((l) => expected.add(l));
+      for (const l of lines) expected.add(l);
       await env.put(`obj-${o}.json`, lines.join('\n'));
     }
     const seen = new Set<string>();
