@@ -5,6 +5,7 @@
 import { apiKeysFamily } from './api-keys/routes.ts';
 import type { FamilyFactory } from './app/create-app.ts';
 import { authFamily } from './auth/routes.ts';
+import { contextsFamily } from './contexts/routes.ts';
 import { enrollmentSecretsFamily } from './enrollment-secrets/routes.ts';
 import { healthFamily } from './health/routes.ts';
 import { tenantsFamily } from './tenants/routes.ts';
@@ -21,4 +22,5 @@ export const ALL_FAMILIES: FamilyFactory[] = [
   apiKeysFamily,
   workersFamily,
   enrollmentSecretsFamily,
+  contextsFamily,
 ];

@@ -6,6 +6,7 @@
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AppDeps } from '../functions/app/deps.ts';
+import { drainOutbox } from '../functions/contexts/outbox.ts';
 import { bootstrapAdmin } from '../functions/identity/bootstrap.ts';
 
 export interface StartupTask {
@@ -37,4 +38,11 @@ const bootstrapAdminTask: StartupTask = {
 
 export const STARTUP_TASKS: StartupTask[] = [bootstrapAdminTask];
 
-export const PERIODIC_TASKS: PeriodicTask[] = [];
+/** Publishes worker messages whose first delivery failed (Cloud Scheduler does this in the cloud). */
+const drainOutboxTask: PeriodicTask = {
+  name: 'drain outbox',
+  everyMs: 5_000,
+  run: async (deps) => void (await drainOutbox(deps)),
+};
+
+export const PERIODIC_TASKS: PeriodicTask[] = [drainOutboxTask];

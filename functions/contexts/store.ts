@@ -1,0 +1,152 @@
+/**
+ * Context maps in Firestore: one document per scope under `tenants/{tenant}/contexts/`
+ * (`global`, `worker:<id>`, `job:<name>`). The map is stored as JSON text, which keeps
+ * nested arrays (Firestore refuses arrays of arrays), depth up to 32 and key order.
+ *
+ * Every update is one transaction that reads, merges, writes, bumps the scope's version,
+ * records a `context-changed` event and, for scopes that reach workers, puts the
+ * notification in the outbox: the change and its notification commit together.
+ */
+import type { Firestore, Transaction } from '@google-cloud/firestore';
+import type { ContextMap } from '../../shared/context/map.ts';
+import { assertMapSize } from '../../shared/context/map.ts';
+import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
+import { appendEventIn, buildEvent } from '../events/event-log.ts';
+import { type OutboxEntry, outboxCollection, outboxEntry } from './outbox.ts';
+
+export type ContextScope =
+  | { kind: 'global' }
+  | { kind: 'worker'; id: string }
+  | { kind: 'job'; name: string };
+
+interface StoredContext {
+  values_json: string;
+  version: number;
+  updated_at: string;
+}
+
+export interface ContextChange {
+  context: ContextMap;
+  version: number;
+  /** The outbox entry to deliver after commit (global and worker scopes). */
+  outbox?: { id: string; entry: OutboxEntry };
+}
+
+export function scopeDocId(scope: ContextScope): string {
+  if (scope.kind === 'global') return 'global';
+  return scope.kind === 'worker' ? `worker:${scope.id}` : `job:${scope.name}`;
+}
+
+export class ContextStore {
+  constructor(readonly db: Firestore) {}
+
+  private ref(tenant: string, scope: ContextScope) {
+    return this.db.collection('tenants').doc(tenant).collection('contexts').doc(scopeDocId(scope));
+  }
+
+  async read(tenant: string, scope: ContextScope): Promise<ContextMap> {
+    return parse((await this.ref(tenant, scope).get()).data() as StoredContext | undefined);
+  }
+
+  /** Several scopes in one round trip (for resolution). */
+  async readMany(tenant: string, scopes: ContextScope[]): Promise<ContextMap[]> {
+    const snaps = await this.db.getAll(...scopes.map((scope) => this.ref(tenant, scope)));
+    return snaps.map((snap) => parse(snap.data() as StoredContext | undefined));
+  }
+
+  /** Applies `change` to the stored map atomically; `keys` names what the caller changed, for the event. */
+  async update(
+    tenant: string,
+    scope: ContextScope,
+    change: (current: ContextMap) => ContextMap,
+    keys: string[],
+  ): Promise<ContextChange> {
+    // Updates of one map from this instance queue up instead of contending in Firestore;
+    // the transaction still protects against other instances.
+    return await serialized(`${tenant}/${scopeDocId(scope)}`, () =>
+      this.transact(tenant, scope, change, keys),
+    );
+  }
+
+  private async transact(
+    tenant: string,
+    scope: ContextScope,
+    change: (current: ContextMap) => ContextMap,
+    keys: string[],
+  ): Promise<ContextChange> {
+    return await this.db.runTransaction(
+      async (tx) => {
+        const ref = this.ref(tenant, scope);
+        const stored = (await tx.get(ref)).data() as StoredContext | undefined;
+        const next = change(parse(stored));
+        assertMapSize(next);
+        const version = (stored?.version ?? 0) + 1;
+        tx.set(ref, {
+          values_json: JSON.stringify(next),
+          version,
+          updated_at: new Date().toISOString(),
+        } satisfies StoredContext);
+        const payload = { scope: scope.kind, ...scopeIds(scope), version, keys };
+        appendEventIn(tx, this.db, tenant, {
+          type: 'context-changed',
+          source: 'server',
+          ...eventIds(scope),
+          payload,
+        });
+        const outbox = scope.kind === 'job' ? undefined : this.enqueue(tx, tenant, scope, version, next);
+        return { context: next, version, ...(outbox ? { outbox } : {}) };
+      },
+      { maxAttempts: 30 },
+    );
+  }
+
+  private enqueue(
+    tx: Transaction,
+    tenant: string,
+    scope: ContextScope,
+    version: number,
+    context: ContextMap,
+  ) {
+    const message: SluiceEvent = buildEvent({
+      type: 'context-changed',
+      source: 'server',
+      ...eventIds(scope),
+      payload: { scope: scope.kind, ...scopeIds(scope), version, context },
+    });
+    const entry = outboxEntry(
+      tenant,
+      scope.kind === 'worker' ? { tenant, worker: scope.id } : { tenant },
+      message,
+    );
+    const ref = outboxCollection(this.db, tenant).doc(message.id);
+    tx.set(ref, entry);
+    return { id: ref.id, entry };
+  }
+}
+
+const queues = new Map<string, Promise<unknown>>();
+
+function serialized<T>(key: string, run: () => Promise<T>): Promise<T> {
+  const previous = queues.get(key) ?? Promise.resolve();
+  const next = previous.then(run, run);
+  const settled = next.catch(() => undefined);
+  queues.set(key, settled);
+  void settled.then(() => {
+    if (queues.get(key) === settled) queues.delete(key);
+  });
+  return next;
+}
+
+function parse(stored: StoredContext | undefined): ContextMap {
+  return stored ? (JSON.parse(stored.values_json) as ContextMap) : {};
+}
+
+function scopeIds(scope: ContextScope): Record<string, string> {
+  if (scope.kind === 'worker') return { worker: scope.id };
+  if (scope.kind === 'job') return { job: scope.name };
+  return {};
+}
+
+function eventIds(scope: ContextScope): { worker?: string; job?: string } {
+  return scopeIds(scope);
+}
