@@ -47,3 +47,33 @@ resource "google_firestore_field" "fingerprint_ttl" {
   ttl_config {}
   index_config {}
 }
+
+# Single-field indexes with collection-group scope, for collection-group queries
+# (Firestore creates single-field indexes with collection scope only).
+locals {
+  collection_group_fields = {
+    outbox_created_at = { collection = "outbox", field = "created_at" }
+  }
+}
+
+resource "google_firestore_field" "collection_group" {
+  for_each   = local.collection_group_fields
+  database   = google_firestore_database.main.name
+  collection = each.value.collection
+  field      = each.value.field
+
+  index_config {
+    indexes {
+      order       = "ASCENDING"
+      query_scope = "COLLECTION"
+    }
+    indexes {
+      order       = "DESCENDING"
+      query_scope = "COLLECTION"
+    }
+    indexes {
+      order       = "ASCENDING"
+      query_scope = "COLLECTION_GROUP"
+    }
+  }
+}

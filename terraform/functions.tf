@@ -14,6 +14,7 @@ locals {
     api-keys           = { kind = "http", paths = ["/api/api-keys", "/api/api-keys/*"] }
     workers            = { kind = "http", paths = ["/api/workers", "/api/workers/*"] }
     enrollment-secrets = { kind = "http", paths = ["/api/enrollment-secrets", "/api/enrollment-secrets/*"] }
+    contexts           = { kind = "http", paths = ["/api/contexts/*"] }
     scheduled          = { kind = "tasks", paths = [] }
   }
 

@@ -1,0 +1,529 @@
+/**
+ * `npm run check:deploy`: checks, with no cloud access, that the code and the cloud
+ * deployment agree. It parses terraform/*.tf (with @cdktf/hcl2json) and asserts that:
+ *   - every entry point of functions/entry/table.ts has its generated module, and its
+ *     function in terraform (`local.functions`), and terraform deploys nothing else;
+ *   - every route of every family reaches that family's function through the load
+ *     balancer's path rules (simulated: exact paths, `/x/*` prefixes, longest match wins);
+ *   - every Firestore query in the code over more than one field has a composite
+ *     index, and every collection-group query an index with collection-group scope;
+ *   - the TTL policy on `fingerprints.expires_at` exists;
+ *   - no role anywhere is primitive (roles/owner, roles/editor, roles/viewer);
+ *   - firebase.json routes the same paths as terraform (it has no hosting rewrites:
+ *     the load balancer is the one router) and keeps its emulators;
+ *   - `terraform fmt -check` passes, where terraform is on PATH (and `terraform
+ *     validate`, where `terraform init` has been run: it needs the providers).
+ *
+ *   npm run check:deploy
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parse as parseHcl } from '@cdktf/hcl2json';
+import ts from 'typescript';
+import { cloudClients } from '../functions/adapters/clients.ts';
+import { loadConfig } from '../functions/app/config.ts';
+import type { FamilyFactory } from '../functions/app/create-app.ts';
+import { createLogger } from '../functions/app/logger.ts';
+import { type Entry, entrySource, entryTable, type HttpEntry } from '../functions/entry/table.ts';
+import { ROOT } from './build.ts';
+
+export interface CheckResult {
+  name: string;
+  ok: boolean;
+  problems: string[];
+  notes?: string[];
+}
+
+type Json = Record<string, any>;
+
+export interface Terraform {
+  /** The merged JSON of every .tf file (blocks as hcl2json gives them: lists of objects). */
+  resource: Json;
+  locals: Json;
+  raw: Json[];
+}
+
+export async function loadTerraform(dir = join(ROOT, 'terraform')): Promise<Terraform> {
+  const raw: Json[] = [];
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.tf'))
+    .sort()) {
+    raw.push(await parseHcl(file, readFileSync(join(dir, file), 'utf8')));
+  }
+  const resource: Json = {};
+  const locals: Json = {};
+  for (const doc of raw) {
+    for (const [type, byName] of Object.entries<Json>(doc.resource ?? {})) {
+      resource[type] = { ...resource[type], ...byName };
+    }
+    for (const block of doc.locals ?? []) Object.assign(locals, block);
+  }
+  return { resource, locals, raw };
+}
+
+function result(name: string, problems: string[], notes?: string[]): CheckResult {
+  return { name, ok: problems.length === 0, problems, ...(notes ? { notes } : {}) };
+}
+
+// ---------------------------------------------------------------- entry points
+
+interface TfFunction {
+  kind: string;
+  paths: string[];
+}
+
+export function terraformFunctions(tf: Terraform): Record<string, TfFunction> {
+  return (tf.locals.functions ?? {}) as Record<string, TfFunction>;
+}
+
+export function checkEntries(entries: Entry[], tf: Terraform): CheckResult {
+  const problems: string[] = [];
+  const functions = terraformFunctions(tf);
+  for (const entry of entries) {
+    const file = join(ROOT, 'functions/entry', `${entry.name}.ts`);
+    if (!existsSync(file) || readFileSync(file, 'utf8') !== entrySource(entry)) {
+      problems.push(`functions/entry/${entry.name}.ts is missing or stale: run \`npm run build\``);
+    }
+    const fn = functions[entry.name];
+    if (!fn) {
+      problems.push(`entry "${entry.name}" has no function in terraform/functions.tf (local.functions)`);
+      continue;
+    }
+    const kind = entry.kind === 'tasks' ? 'tasks' : 'http';
+    if (fn.kind !== kind)
+      problems.push(`terraform function "${entry.name}" has kind "${fn.kind}", want "${kind}"`);
+  }
+  const names = new Set(entries.map((e) => e.name));
+  for (const name of Object.keys(functions)) {
+    if (!names.has(name)) problems.push(`terraform deploys "${name}", which no entry point builds`);
+  }
+  const resource = tf.resource.google_cloudfunctions2_function?.fn?.[0];
+  if (!resource) problems.push('terraform has no google_cloudfunctions2_function.fn');
+  else if (resource.for_each !== '${local.functions}') {
+    problems.push('google_cloudfunctions2_function.fn must have for_each = local.functions');
+  }
+  return result('every entry point has its function', problems);
+}
+
+/** Imports each family module of the table and checks it is the factory ALL_FAMILIES mounts locally. */
+export async function checkFamilies(entries: Entry[]): Promise<CheckResult> {
+  const problems: string[] = [];
+  const { ALL_FAMILIES } = await import('../functions/families.ts');
+  const seen = new Set<FamilyFactory>();
+  for (const entry of entries.filter((e): e is HttpEntry => e.kind === 'http')) {
+    const url = pathToFileURL(join(ROOT, 'functions/entry', entry.module)).href;
+    const factory = (await import(url))[entry.exportName] as FamilyFactory | undefined;
+    if (!factory || !ALL_FAMILIES.includes(factory)) {
+      problems.push(`${entry.module} ${entry.exportName} is not in ALL_FAMILIES`);
+      continue;
+    }
+    seen.add(factory);
+    const family = factory(offlineDeps());
+    if (family.name !== entry.name) {
+      problems.push(
+        `the family in functions/${entry.name}/ is named "${family.name}": name it "${entry.name}"`,
+      );
+    }
+  }
+  const missing = ALL_FAMILIES.filter((f) => !seen.has(f)).map((f) => f.name);
+  if (missing.length) {
+    problems.push(
+      `ALL_FAMILIES has factories that functions/families.ts does not import as ` +
+        `\`import { xFamily } from './x/routes.ts'\`: ${missing.join(', ')}`,
+    );
+  }
+  return result('the entry table matches ALL_FAMILIES', problems);
+}
+
+function offlineDeps() {
+  const config = loadConfig({});
+  return {
+    config,
+    clients: cloudClients({ projectId: 'demo-check' }),
+    logger: createLogger({ level: 'silent' }),
+  };
+}
+
+// ---------------------------------------------------------------- routes
+
+/** The function a request path reaches: an exact path rule, else the longest `/prefix/*` rule. */
+export function routeFor(path: string, functions: Record<string, TfFunction>): string | undefined {
+  let best: { name: string; length: number } | undefined;
+  for (const [name, fn] of Object.entries(functions)) {
+    for (const rule of fn.paths ?? []) {
+      const matches = rule.endsWith('/*') ? path.startsWith(rule.slice(0, -1)) : path === rule;
+      const length = rule.endsWith('/*') ? rule.length - 1 : Number.POSITIVE_INFINITY;
+      if (matches && (!best || length > best.length)) best = { name, length };
+    }
+  }
+  return best?.name;
+}
+
+/** Each family's concrete paths (`:param` and `*` filled in), from its routes as Hono registered them. */
+export async function familyPaths(entries: Entry[]): Promise<Map<string, string[]>> {
+  const paths = new Map<string, string[]>();
+  for (const entry of entries.filter((e): e is HttpEntry => e.kind === 'http')) {
+    const url = pathToFileURL(join(ROOT, 'functions/entry', entry.module)).href;
+    const family = ((await import(url))[entry.exportName] as FamilyFactory)(offlineDeps());
+    const concrete = family.routes.routes
+      .filter((r) => r.method !== 'ALL') // middleware, not routes
+      .map((r) => `/api${r.path.replace(/:[^/]+/g, 'x').replace(/\*/g, 'x')}`);
+    paths.set(entry.name, [...new Set(concrete)]);
+  }
+  return paths;
+}
+
+export async function checkRoutes(entries: Entry[], tf: Terraform): Promise<CheckResult> {
+  const problems: string[] = [];
+  const functions = terraformFunctions(tf);
+  for (const [name, paths] of await familyPaths(entries)) {
+    for (const path of paths) {
+      const target = routeFor(path, functions);
+      if (target !== name) {
+        problems.push(`${path} (family ${name}) reaches ${target ?? 'no function'}; add a path rule for it`);
+      }
+    }
+  }
+  if (routeFor('/api/openapi.json', functions) !== 'openapi')
+    problems.push('/api/openapi.json must reach openapi');
+  const urlMap = tf.resource.google_compute_url_map?.api?.[0];
+  const rule = urlMap?.path_matcher?.[0]?.dynamic?.path_rule?.[0];
+  if (!rule || rule.for_each !== '${local.http_functions}') {
+    problems.push('google_compute_url_map.api needs a dynamic path_rule for_each = local.http_functions');
+  }
+  return result('every route reaches its function', problems);
+}
+
+// ---------------------------------------------------------------- Firestore
+
+const EQUALITY = new Set(['==', 'in', 'array-contains', 'array-contains-any']);
+
+export interface FoundQuery {
+  file: string;
+  line: number;
+  collection?: string | undefined;
+  collectionGroup: boolean;
+  equality: string[];
+  /** Range filters, then orderBy fields, in order. */
+  sort: string[];
+}
+
+function literal(node: ts.Node | undefined): string | undefined {
+  if (!node) return undefined;
+  if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
+  return undefined;
+}
+
+/** The collection id a `.collection(...)` argument names: its last path segment, when that is literal. */
+function collectionId(node: ts.Node | undefined): string | undefined {
+  if (!node) return undefined;
+  const text =
+    literal(node) ?? (ts.isTemplateExpression(node) ? node.templateSpans.at(-1)?.literal.text : undefined);
+  const id = text?.split('/').at(-1);
+  return id || undefined;
+}
+
+/**
+ * Finds the queries of a source file: every `.where(field, op)` / `.orderBy(field)` with a
+ * literal field, grouped by the function that builds them (queries built step by step
+ * in one function count as one), with the collection of that function's
+ * `.collection()` / `.collectionGroup()` call or helper returning one.
+ */
+export function findQueries(file: string, source: string, helpers: Map<string, string>): FoundQuery[] {
+  const sf = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true);
+  const groups = new Map<ts.Node, FoundQuery>();
+  const visit = (node: ts.Node, scope: ts.Node) => {
+    const inner = ts.isFunctionLike(node) ? node : scope;
+    if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
+      const method = node.expression.name.text;
+      const field = literal(node.arguments[0]);
+      if ((method === 'where' || method === 'orderBy') && field) {
+        let query = groups.get(inner);
+        if (!query) {
+          const { line } = sf.getLineAndCharacterOfPosition(node.getStart());
+          query = { file, line: line + 1, ...collectionOf(inner, helpers), equality: [], sort: [] };
+          groups.set(inner, query);
+        }
+        const op = method === 'where' ? literal(node.arguments[1]) : 'order';
+        const list = op && EQUALITY.has(op) ? query.equality : query.sort;
+        if (!list.includes(field)) list.push(field);
+      }
+    }
+    ts.forEachChild(node, (child) => visit(child, inner));
+  };
+  visit(sf, sf);
+  return [...groups.values()];
+}
+
+function collectionOf(
+  scope: ts.Node,
+  helpers: Map<string, string>,
+): { collection?: string; collectionGroup: boolean } {
+  let found: { collection?: string; collectionGroup: boolean } | undefined;
+  const visit = (node: ts.Node) => {
+    if (found) return;
+    if (ts.isCallExpression(node)) {
+      const callee = node.expression;
+      const name = ts.isPropertyAccessExpression(callee)
+        ? callee.name.text
+        : ts.isIdentifier(callee)
+          ? callee.text
+          : '';
+      if (name === 'collection' || name === 'collectionGroup') {
+        const id = collectionId(node.arguments[0]);
+        if (id) found = { collection: id, collectionGroup: name === 'collectionGroup' };
+      } else if (helpers.has(name)) {
+        found = { collection: helpers.get(name)!, collectionGroup: false };
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(scope);
+  return found ?? { collectionGroup: false };
+}
+
+/** Functions that return a collection reference (`eventsCollection(db, t)` → `events`). */
+function findHelpers(file: string, source: string, helpers: Map<string, string>): void {
+  const sf = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true);
+  const visit = (node: ts.Node) => {
+    let name: string | undefined;
+    let body: ts.Node | undefined;
+    if (ts.isFunctionDeclaration(node) && node.name) [name, body] = [node.name.text, node.body];
+    if (
+      ts.isVariableDeclaration(node) &&
+      ts.isIdentifier(node.name) &&
+      node.initializer &&
+      ts.isArrowFunction(node.initializer)
+    ) {
+      [name, body] = [node.name.text, node.initializer.body];
+    }
+    if (name && body) {
+      const returned = ts.isBlock(body) ? body.statements.find(ts.isReturnStatement)?.expression : body;
+      if (returned && ts.isCallExpression(returned) && ts.isPropertyAccessExpression(returned.expression)) {
+        const method = returned.expression.name.text;
+        const id = collectionId(returned.arguments[0]);
+        if (method === 'collection' && id) helpers.set(name, id);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.includes('node_modules'))
+    .map((f) => join(dir, f));
+}
+
+export function codeQueries(dirs = ['functions', 'shared', 'local'].map((d) => join(ROOT, d))): FoundQuery[] {
+  const files = dirs.flatMap(sourceFiles).map((f) => [f, readFileSync(f, 'utf8')] as const);
+  const helpers = new Map<string, string>();
+  for (const [file, source] of files) findHelpers(file, source, helpers);
+  return files.flatMap(([file, source]) => findQueries(relative(ROOT, file), source, helpers));
+}
+
+interface TfIndex {
+  collection: string;
+  fields: [string, string][];
+  scope: string;
+}
+
+export function terraformIndexes(tf: Terraform): TfIndex[] {
+  const scope = tf.resource.google_firestore_index?.composite?.[0]?.query_scope ?? 'COLLECTION';
+  return Object.values<{ collection: string; fields: [string, string][] }>(
+    tf.locals.composite_indexes ?? {},
+  ).map((i) => ({ ...i, scope }));
+}
+
+/** Does an index serve `first` then `rest` in that order (other fields may sit between)? */
+function covers(index: TfIndex, fields: string[]): boolean {
+  let at = 0;
+  for (const [field] of index.fields) if (field === fields[at]) at++;
+  return at === fields.length;
+}
+
+/**
+ * Firestore serves equality-only queries by merging single-field indexes. A query that
+ * also sorts (range filter or orderBy) needs, for each equality field, an index of that
+ * field followed by the sort fields (Firestore merges those); a query that sorts on
+ * two fields needs an index of both.
+ */
+export function missingIndexes(queries: FoundQuery[], tf: Terraform): string[] {
+  const indexes = terraformIndexes(tf);
+  const groupFields = Object.values<{ collection: string; field: string }>(
+    tf.locals.collection_group_fields ?? {},
+  );
+  const problems: string[] = [];
+  for (const q of queries) {
+    const where = `${q.file}:${q.line} (${q.collection ?? 'unknown collection'})`;
+    const wantScope = q.collectionGroup ? 'COLLECTION_GROUP' : 'COLLECTION';
+    const candidates = indexes.filter(
+      (i) =>
+        (!q.collection || i.collection === q.collection) && (i.scope === wantScope || !q.collectionGroup),
+    );
+    const sort = q.sort;
+    const needs: string[][] = [];
+    if (sort.length > 0) {
+      for (const field of q.equality.filter((f) => !sort.includes(f))) needs.push([field, ...sort]);
+      if (needs.length === 0 && sort.length > 1) needs.push(sort);
+    }
+    for (const fields of needs) {
+      if (!candidates.some((i) => covers(i, fields))) {
+        problems.push(
+          `${where}: no ${wantScope} composite index on (${fields.join(', ')}) in terraform/firestore.tf`,
+        );
+      }
+    }
+    if (q.collectionGroup && needs.length === 0) {
+      for (const field of [...q.equality, ...sort]) {
+        if (!groupFields.some((g) => g.collection === q.collection && g.field === field)) {
+          problems.push(
+            `${where}: collection-group query on "${field}" needs local.collection_group_fields in terraform/firestore.tf`,
+          );
+        }
+      }
+    }
+  }
+  return problems;
+}
+
+export function checkIndexes(tf: Terraform): CheckResult {
+  const queries = codeQueries();
+  const notes = queries.map(
+    (q) =>
+      `${q.file}:${q.line} ${q.collectionGroup ? 'group ' : ''}${q.collection ?? '?'} ` +
+      `eq[${q.equality.join(',')}] sort[${q.sort.join(',')}]`,
+  );
+  return result('every Firestore query has its index', missingIndexes(queries, tf), notes);
+}
+
+export function checkTtl(tf: Terraform): CheckResult {
+  const fields = Object.values<Json[]>(tf.resource.google_firestore_field ?? {}).map((f) => f[0]!);
+  const ttl = fields.find((f) => f.collection === 'fingerprints' && f.field === 'expires_at' && f.ttl_config);
+  return result(
+    'TTL policy on fingerprints.expires_at',
+    ttl ? [] : ['no google_firestore_field with ttl_config on fingerprints/expires_at'],
+  );
+}
+
+// ---------------------------------------------------------------- IAM
+
+const PRIMITIVE = /\broles\/(owner|editor|viewer)\b/;
+
+export function checkRoles(tf: Terraform): CheckResult {
+  const problems: string[] = [];
+  const walk = (value: unknown, path: string) => {
+    if (typeof value === 'string' && PRIMITIVE.test(value)) problems.push(`${path}: primitive role ${value}`);
+    else if (Array.isArray(value)) {
+      for (const [i, v] of value.entries()) walk(v, `${path}[${i}]`);
+    } else if (value && typeof value === 'object')
+      for (const [k, v] of Object.entries(value)) walk(v, `${path}.${k}`);
+  };
+  for (const [i, doc] of tf.raw.entries()) walk(doc, `tf#${i}`);
+  return result('no primitive roles', problems);
+}
+
+// ---------------------------------------------------------------- firebase.json
+
+/** The paths firebase.json's hosting rewrites send to functions or Cloud Run, by function name. */
+export function firebaseRoutes(firebase: Json): Map<string, string> {
+  const routes = new Map<string, string>();
+  const sites = Array.isArray(firebase.hosting)
+    ? firebase.hosting
+    : firebase.hosting
+      ? [firebase.hosting]
+      : [];
+  for (const site of sites) {
+    for (const rewrite of site.rewrites ?? []) {
+      const target = rewrite.function?.functionId ?? rewrite.function ?? rewrite.run?.serviceId;
+      if (typeof target === 'string') routes.set(rewrite.source ?? rewrite.glob, target);
+    }
+  }
+  return routes;
+}
+
+export function checkFirebase(tf: Terraform, firebase: Json): CheckResult {
+  const problems: string[] = [];
+  const prefix = tf.locals.functions ? 'sluice-' : '';
+  const terraformPaths = new Map<string, string>();
+  for (const [name, fn] of Object.entries(terraformFunctions(tf))) {
+    for (const path of fn.paths) terraformPaths.set(path.replace(/\/\*$/, '/**'), name);
+  }
+  const hosting = firebaseRoutes(firebase);
+  if (hosting.size > 0) {
+    for (const [path, name] of terraformPaths) {
+      const target = hosting.get(path);
+      if (target !== name && target !== `${prefix}${name}`)
+        problems.push(`firebase.json does not route ${path} to ${name}`);
+    }
+    for (const path of hosting.keys()) {
+      if (!terraformPaths.has(path)) problems.push(`firebase.json routes ${path}, terraform does not`);
+    }
+  }
+  for (const emulator of ['firestore', 'pubsub']) {
+    if (!firebase.emulators?.[emulator]) problems.push(`firebase.json lost its ${emulator} emulator`);
+  }
+  const notes =
+    hosting.size === 0 ? ['firebase.json has no hosting rewrites: the load balancer is the only router'] : [];
+  return result('firebase.json and terraform route the same paths', problems, notes);
+}
+
+// ---------------------------------------------------------------- terraform CLI
+
+export function checkTerraformCli(dir = join(ROOT, 'terraform')): CheckResult {
+  const found = spawnSync('terraform', ['version'], { encoding: 'utf8' });
+  if (found.error) return result('terraform fmt', [], ['terraform is not on PATH: skipped']);
+  const problems: string[] = [];
+  const notes: string[] = [];
+  const fmt = spawnSync('terraform', ['fmt', '-check', '-recursive', '-list=true'], {
+    cwd: dir,
+    encoding: 'utf8',
+  });
+  if (fmt.status !== 0)
+    problems.push(`terraform fmt -check: run \`terraform fmt\` on ${fmt.stdout.trim() || fmt.stderr.trim()}`);
+  if (existsSync(join(dir, '.terraform'))) {
+    const validate = spawnSync('terraform', ['validate', '-no-color'], { cwd: dir, encoding: 'utf8' });
+    if (validate.status !== 0)
+      problems.push(`terraform validate: ${validate.stdout}${validate.stderr}`.trim());
+  } else {
+    notes.push('terraform validate skipped: it needs `terraform init` (downloads the google provider)');
+  }
+  return result('terraform fmt (and validate)', problems, notes);
+}
+
+// ---------------------------------------------------------------- all
+
+export async function runDeployChecks(options: { terraformCli?: boolean } = {}): Promise<CheckResult[]> {
+  const entries = await entryTable();
+  const tf = await loadTerraform();
+  const firebase = JSON.parse(readFileSync(join(ROOT, 'firebase.json'), 'utf8')) as Json;
+  const results = [
+    checkEntries(entries, tf),
+    await checkFamilies(entries),
+    await checkRoutes(entries, tf),
+    checkIndexes(tf),
+    checkTtl(tf),
+    checkRoles(tf),
+    checkFirebase(tf, firebase),
+  ];
+  if (options.terraformCli !== false) results.push(checkTerraformCli());
+  return results;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const results = await runDeployChecks();
+  for (const r of results) {
+    console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${r.name}`);
+    for (const p of r.problems) console.log(`       - ${p}`);
+    if (process.argv.includes('--verbose')) for (const n of r.notes ?? []) console.log(`       · ${n}`);
+    else
+      for (const n of (r.notes ?? []).filter((n) => n.includes('skipped') || n.includes('router')))
+        console.log(`       · ${n}`);
+  }
+  const failed = results.filter((r) => !r.ok).length;
+  console.log(`${results.length - failed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}

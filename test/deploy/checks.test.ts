@@ -1,0 +1,90 @@
+/**
+ * `npm run check:deploy` as a test: the code, terraform/ and firebase.json agree; and
+ * each check really fails on the mistakes it is there to catch.
+ */
+import { parse as parseHcl } from '@cdktf/hcl2json';
+import { describe, expect, it } from 'vitest';
+import {
+  checkFirebase,
+  checkRoles,
+  findQueries,
+  loadTerraform,
+  missingIndexes,
+  routeFor,
+  runDeployChecks,
+  type Terraform,
+} from '../../scripts/check-deploy.ts';
+
+describe('check:deploy', () => {
+  it('passes on the repository as it is', async () => {
+    const results = await runDeployChecks();
+    const failures = results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.problems.join('; ')}`);
+    expect(failures).toEqual([]);
+    expect(results.map((r) => r.name)).toContain('TTL policy on fingerprints.expires_at');
+  }, 60_000);
+
+  it('asks for a composite index when a query filters and sorts on different fields', async () => {
+    const tf = await loadTerraform();
+    const source = `
+      export async function list(db, tenant, job) {
+        let q = eventsCollection(db, tenant).where('job', '==', job);
+        q = q.where('kind', '==', 'user').orderBy('time');
+        return q.get();
+      }`;
+    const helpers = new Map([['eventsCollection', 'events']]);
+    const queries = findQueries('events.ts', source, helpers);
+    expect(queries).toEqual([
+      expect.objectContaining({ collection: 'events', equality: ['job', 'kind'], sort: ['time'] }),
+    ]);
+    const problems = missingIndexes(queries, tf);
+    expect(problems).toHaveLength(1); // (job, time) exists; (kind, time) does not
+    expect(problems[0]).toContain('(kind, time)');
+  });
+
+  it('needs no composite index for equality-only or single-field queries', async () => {
+    const tf = await loadTerraform();
+    const source = `function f(db) { return db.collection('users').where('a', '==', 1).where('b', '==', 2).get(); }
+      function g(db) { return db.collection('users').orderBy('created_at').get(); }`;
+    expect(missingIndexes(findQueries('x.ts', source, new Map()), tf)).toEqual([]);
+  });
+
+  it('asks for a collection-group index for a collection-group query', async () => {
+    const tf = await loadTerraform();
+    const source = `function f(db) { return db.collectionGroup('jobs').where('state', '==', 'running').get(); }`;
+    expect(missingIndexes(findQueries('x.ts', source, new Map()), tf)).toEqual([
+      expect.stringContaining('collection-group query on "state"'),
+    ]);
+  });
+
+  it('rejects primitive roles wherever they appear', async () => {
+    const doc = await parseHcl(
+      'iam.tf',
+      'resource "google_project_iam_member" "x" {\n  role = "roles/editor"\n  member = "user:a@b.c"\n}\n',
+    );
+    const result = checkRoles({ raw: [doc], resource: {}, locals: {} });
+    expect(result.ok).toBe(false);
+    expect(result.problems[0]).toContain('roles/editor');
+  });
+
+  it('routes by exact path first, then the longest prefix', () => {
+    const functions = {
+      workers: { kind: 'http', paths: ['/api/workers', '/api/workers/*'] },
+      enrollment: { kind: 'http', paths: ['/api/workers/enroll'] },
+    };
+    expect(routeFor('/api/workers', functions)).toBe('workers');
+    expect(routeFor('/api/workers/w1/rotate-key', functions)).toBe('workers');
+    expect(routeFor('/api/workers/enroll', functions)).toBe('enrollment');
+    expect(routeFor('/api/workersx', functions)).toBeUndefined();
+  });
+
+  it('catches firebase.json hosting rewrites that disagree with terraform', async () => {
+    const tf: Terraform = await loadTerraform();
+    const firebase = {
+      emulators: { firestore: {}, pubsub: {} },
+      hosting: { rewrites: [{ source: '/api/tokens/**', function: { functionId: 'auth' } }] },
+    };
+    const result = checkFirebase(tf, firebase);
+    expect(result.ok).toBe(false);
+    expect(result.problems.join('\n')).toContain('does not route /api/tokens/** to tokens');
+  });
+});
