@@ -76,7 +76,8 @@ for (const fn of manifest.functions) {
   const ratio = sample.ms / baselineMs;
   const ok = sample.ms <= limit;
   if (!ok) missed++;
-  const sdks = sample.sdks.length ? `  loads ${sample.sdks.join(', ')} eagerly` : '';
+  const eager = sample.sdks.filter((sdk) => SDKS.includes(sdk));
+  const sdks = eager.length ? `  loads ${eager.join(', ')} eagerly` : '';
   console.log(
     `  ${fn.name.padEnd(20)} ${fn.kind.padEnd(6)} ${sample.ms.toFixed(0).padStart(5)} ms  ${ratio.toFixed(2)} x  ${ok ? 'ok' : 'OVER'}${sdks}`,
   );
