@@ -38,6 +38,17 @@ export function renderJob(
   definition: Record<string, unknown>,
   context: Record<string, JsonValue>,
 ): RenderResult {
+  const interpolated = interpolateJob(definition, context);
+  if (!interpolated.ok) return interpolated;
+  const result = validateJob(interpolated.definition, { level: 'rendered' });
+  return result.ok ? { ok: true, definition: result.job } : { ok: false, errors: result.errors };
+}
+
+/** Substitutes references without validating the result (`renderJob` does both). */
+export function interpolateJob(
+  definition: Record<string, unknown>,
+  context: Record<string, JsonValue>,
+): { ok: true; definition: Record<string, unknown> } | { ok: false; errors: ErrorDetail[] } {
   let compiled = compiledCache.get(definition);
   if (!compiled) {
     compiled = { input: compile(definition.input, 'input'), output: compile(definition.output, 'output') };
@@ -49,20 +60,20 @@ export function renderJob(
     input: evaluate(compiled.input, context, missing),
     output: evaluate(compiled.output, context, missing),
   };
-  if (missing.length > 0) return { ok: false, errors: missing };
-  const result = validateJob(rendered, { level: 'rendered' });
-  return result.ok ? { ok: true, definition: result.job } : { ok: false, errors: result.errors };
+  return missing.length > 0 ? { ok: false, errors: missing } : { ok: true, definition: rendered };
 }
 
 /** Names of the context keys a definition references (first path segment), for impact checks. */
 export function referencedKeys(definition: Record<string, unknown>): Set<string> {
   const keys = new Set<string>();
-  const walk = (value: unknown) => {
-    if (typeof value === 'string')
-      for (const m of value.matchAll(REFERENCE))
-        if (m[1]) keys.add(m[1].split('.')[0]!);
-        else if (Array.isArray(value)) value.forEach(walk);
-        else if (value && typeof value === 'object') Object.values(value).forEach(walk);
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string') {
+      for (const m of value.matchAll(REFERENCE)) if (m[1]) keys.add(m[1].split('.')[0]!);
+    } else if (Array.isArray(value)) {
+      value.forEach(walk);
+    } else if (value && typeof value === 'object') {
+      Object.values(value).forEach(walk);
+    }
   };
   walk(definition.input);
   walk(definition.output);
