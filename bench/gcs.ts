@@ -1,0 +1,337 @@
+/**
+ * `npm run bench:gcs`: the `gcs` input against its floors, side by side in one run.
+ * Uses the project's Cloud Storage emulator backed by a temp folder (objects stream
+ * from disk) and the Firestore emulator at FIRESTORE_EMULATOR_HOST (started for the
+ * run when unset).
+ *
+ * 1. 40 gzip NDJSON objects of 5 MB raw: input → null output, vs `zcat | wc -l` and
+ *    `zcat | jq -c '. + {object: "x"}'` over the same files.
+ * 2. One large gzip NDJSON object (BENCH_LARGE_MB, default 2048 MB raw): rate and peak RSS.
+ * 3. Re-scan of 10,000 fingerprinted objects: time and Firestore read RPCs.
+ * 4. Listing 100,000 logs/YYYY/MM/DD/... objects with a one-day window: list requests.
+ * 5. Parquet, 1M rows × 10 columns: input rows/s vs DuckDB single-threaded to JSON.
+ *
+ * @example
+ *   BENCH_LARGE_MB=500 npm run bench:gcs
+ */
+import { execSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGzip, gzipSync } from 'node:zlib';
+import { Storage } from '@google-cloud/storage';
+import { firestoreFingerprints } from '../functions/runner/fingerprints/firestore.ts';
+import { createGcsInput } from '../functions/runner/inputs/gcs/index.ts';
+import type { FingerprintStore, RunContext, RunWindow } from '../functions/runner/types.ts';
+import { startStorageEmulator } from '../local/storage-emulator/index.ts';
+import { validateJob } from '../shared/job/index.ts';
+
+const LARGE_MB = Number(process.env.BENCH_LARGE_MB ?? 2048);
+const line = (i: number) =>
+  `{"ts":"2026-03-01T12:00:${String(i % 60).padStart(2, '0')}.000Z","level":"info","service":"api-${i % 7}","request_id":"${(i * 2654435761).toString(16)}","status":${200 + (i % 5)},"latency_ms":${i % 997},"path":"/v1/items/${i}","message":"handled request number ${i}"}\n`;
+
+async function main() {
+  const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-gcs-'));
+  // One emulator folder per scenario: the folder-backed emulator re-stats its files every second.
+  const bucketDir = (scenario: string) => join(dir, scenario, 'bench');
+  let stopFirestore: (() => Promise<void>) | undefined;
+  if (!process.env.FIRESTORE_EMULATOR_HOST) {
+    const { startGoogleEmulators } = await import('../local/google-emulators.ts');
+    const emulators = await startGoogleEmulators();
+    process.env.FIRESTORE_EMULATOR_HOST = emulators.firestoreHost;
+    stopFirestore = () => emulators.stop();
+  }
+  try {
+    console.error('generating data in', dir);
+    const ndjsonFiles = generateNdjson(join(bucketDir('ndjson'), 'ndjson'));
+    await generateLarge(join(bucketDir('large'), 'large', 'big.json.gz'));
+    generateDays(join(bucketDir('logs'), 'logs'));
+    generateTiny(join(bucketDir('fp'), 'fp'));
+    const parquetPath = join(bucketDir('parquet'), 'parquet', 'data.parquet');
+    mkdirSync(join(bucketDir('parquet'), 'parquet'), { recursive: true });
+    await duck(`COPY (SELECT i AS id, i * 2 AS a, i % 1000 AS b, i * 1.5 AS c, 'name-' || i AS d, i % 7 = 0 AS e,
+      (i * 31) % 100000 AS f, 'k' || (i % 100) AS g, i::DOUBLE / 3 AS h, i + 17 AS j FROM range(1000000) t(i))
+      TO '${parquetPath}' (FORMAT parquet, ROW_GROUP_SIZE 122880)`);
+
+    let emulator = await startStorageEmulator({ port: 0, dir: join(dir, 'ndjson') });
+    let storage = new Storage({
+      apiEndpoint: emulator.url,
+      projectId: 'bench',
+      retryOptions: { autoRetry: false },
+    });
+    const use = async (scenario: string) => {
+      await emulator.stop();
+      emulator = await startStorageEmulator({ port: 0, dir: join(dir, scenario) });
+      storage = new Storage({
+        apiEndpoint: emulator.url,
+        projectId: 'bench',
+        retryOptions: { autoRetry: false },
+      });
+    };
+    const results: string[][] = [];
+
+    // 1. throughput
+    const rawMb = 40 * 5;
+    const input = await timed(() =>
+      runInput(storage, {
+        'object-names': ['ndjson/'],
+        preprocessors: ['extension'],
+        'object-name-field': 'object',
+      }),
+    );
+    const zcatWc = timedShell(`zcat ${ndjsonFiles.join(' ')} | wc -l`);
+    const hasJq = shellOk('command -v jq');
+    const jq = hasJq
+      ? timedShell(`zcat ${ndjsonFiles.join(' ')} | jq -c '. + {object: "x"}' > /dev/null`)
+      : undefined;
+    results.push([
+      '40 × 5 MB gzip NDJSON: gcs input',
+      `${(rawMb / input.s).toFixed(0)} MB/s`,
+      `${input.value.events} events, ${input.s.toFixed(2)} s`,
+    ]);
+    results.push([
+      '  zcat | wc -l (floor)',
+      `${(rawMb / zcatWc).toFixed(0)} MB/s`,
+      `input/zcat = ${(zcatWc / input.s).toFixed(2)} (target ≥ 0.4)`,
+    ]);
+    results.push(
+      jq !== undefined
+        ? [
+            '  zcat | jq -c',
+            `${(rawMb / jq).toFixed(0)} MB/s`,
+            `input/jq = ${(jq / input.s).toFixed(1)}× (target ≥ 3×)`,
+          ]
+        : ['  zcat | jq -c', 'jq not installed', ''],
+    );
+
+    // 2. large object
+    await use('large');
+    const before = process.resourceUsage().maxRSS;
+    const large = await timed(() =>
+      runInput(storage, {
+        mode: 'download-objects',
+        'object-names': ['large/big.json.gz'],
+        preprocessors: ['extension'],
+      }),
+    );
+    const peakMb = process.resourceUsage().maxRSS / 1024;
+    results.push([
+      `${LARGE_MB} MB raw gzip object`,
+      `${(LARGE_MB / large.s).toFixed(0)} MB/s`,
+      `peak RSS ${peakMb.toFixed(0)} MB (before: ${(before / 1024).toFixed(0)} MB; includes the emulator; target < 256)`,
+    ]);
+
+    // 3. fingerprint re-scan
+    await use('fp');
+    const { Firestore } = await import('@google-cloud/firestore');
+    const db = new Firestore({ projectId: `demo-bench-${randomUUID().slice(0, 8)}` });
+    let reads = 0;
+    const fingerprints = firestoreFingerprints(db, { tenant: 'bench', onRead: () => reads++ });
+    await runInput(
+      storage,
+      { mode: 'list-objects', 'object-names': ['fp/'], fingerprinting: true },
+      { fingerprints },
+    );
+    reads = 0;
+    emulator.resetStats();
+    const rescan = await timed(() =>
+      runInput(storage, { 'object-names': ['fp/'], fingerprinting: true }, { fingerprints }),
+    );
+    results.push([
+      're-scan 10,000 fingerprinted objects',
+      `${rescan.s.toFixed(2)} s`,
+      `${reads} Firestore read RPCs (${(reads / 100).toFixed(2)} per 100 objects), ${emulator.stats().download} downloads, ${rescan.value.events} events`,
+    ]);
+    await db.terminate();
+
+    // 4. listing with a window
+    await use('logs');
+    emulator.resetStats();
+    const window = { start: new Date('2026-02-10T00:00:00Z'), end: new Date('2026-02-11T00:00:00Z') };
+    const listed = await runInput(
+      storage,
+      {
+        mode: 'list-objects',
+        'object-names': ['logs/'],
+        'timestamp-mode': { 'object-name-pattern': '^logs/(?P<Y>\\d{4})/(?P<m>\\d{2})/(?P<d>\\d{2})/' },
+      },
+      { window },
+    );
+    const lists = emulator.stats().list;
+    results.push([
+      'list 100,000 objects, one-day window',
+      `${lists} list requests`,
+      `${listed.events} objects in window; bound 2 + ${listed.events}/1000 = ${(2 + listed.events / 1000).toFixed(1)}`,
+    ]);
+
+    // 5. parquet
+    await use('parquet');
+    const pq = await timed(() =>
+      runInput(storage, {
+        mode: 'download-objects',
+        'object-names': ['parquet/data.parquet'],
+        preprocessors: ['extension'],
+      }),
+    );
+    const duckS = await timedAsync(() =>
+      duck(
+        `SET threads = 1; COPY (SELECT * FROM read_parquet('${parquetPath}')) TO '/dev/null' (FORMAT json)`,
+      ),
+    );
+    results.push([
+      'parquet 1M rows × 10 columns: gcs input',
+      `${(1e6 / pq.s / 1000).toFixed(0)}k rows/s`,
+      `${pq.value.events} rows, ${pq.s.toFixed(2)} s`,
+    ]);
+    results.push([
+      '  DuckDB, 1 thread, to JSON',
+      `${(1e6 / duckS / 1000).toFixed(0)}k rows/s`,
+      `input/duckdb = ${(duckS / pq.s).toFixed(2)} (target ≥ 0.5)`,
+    ]);
+
+    await emulator.stop();
+    const width = Math.max(...results.map((r) => r[0]!.length));
+    console.log('\nbench:gcs');
+    for (const [what, figure, note] of results)
+      console.log(`${what!.padEnd(width)}  ${figure!.padEnd(18)}  ${note}`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+    await stopFirestore?.();
+  }
+}
+
+async function runInput(
+  storage: Storage,
+  fields: Record<string, unknown>,
+  extra: { fingerprints?: FingerprintStore; window?: RunWindow } = {},
+): Promise<{ events: number }> {
+  const result = validateJob(
+    {
+      name: 'bench',
+      input: {
+        gcs: {
+          'bucket-name': 'bench',
+          credentials: { 'storage-url': 'gs://bench' },
+          'object-names': [],
+          ...fields,
+        },
+      },
+      output: { print: {} },
+    },
+    { level: 'rendered' },
+  );
+  if (!result.ok) throw new Error(JSON.stringify(result.errors));
+  const input = createGcsInput(result.job.input.gcs!, { storage });
+  let events = 0;
+  const ctx: RunContext = {
+    job: 'bench',
+    worker: 'bench',
+    signal: new AbortController().signal,
+    ...(extra.window ? { window: extra.window } : {}),
+    fingerprints: extra.fingerprints ?? { seen: async () => new Set(), commit: async () => {} },
+    watermarks: { get: async () => undefined, set: async () => {} },
+    report: (r) => {
+      if (r.type === 'job-errors') console.error('job-errors', JSON.stringify(r.payload));
+    },
+  };
+  await input.run(ctx, async (batch) => {
+    events += batch.length;
+  });
+  return { events };
+}
+
+function generateNdjson(folder: string): string[] {
+  mkdirSync(folder, { recursive: true });
+  const files: string[] = [];
+  let i = 0;
+  for (let f = 0; f < 40; f++) {
+    const parts: string[] = [];
+    let size = 0;
+    while (size < 5_000_000) {
+      const l = line(i++);
+      parts.push(l);
+      size += l.length;
+    }
+    const path = join(folder, `part-${String(f).padStart(2, '0')}.json.gz`);
+    writeFileSync(path, gzipSync(parts.join(''), { level: 6 }));
+    files.push(path);
+  }
+  return files;
+}
+
+async function generateLarge(path: string): Promise<void> {
+  mkdirSync(join(path, '..'), { recursive: true });
+  const target = LARGE_MB * 1_000_000;
+  async function* text() {
+    let size = 0;
+    let i = 0;
+    while (size < target) {
+      const parts: string[] = [];
+      for (let k = 0; k < 5000; k++) parts.push(line(i++));
+      const chunk = parts.join('');
+      size += chunk.length;
+      yield chunk;
+    }
+  }
+  await pipeline(text(), createGzip({ level: 1 }), createWriteStream(path));
+}
+
+function generateDays(folder: string): void {
+  for (let day = 0; day < 100; day++) {
+    const date = new Date(Date.UTC(2026, 0, 1) + day * 86_400_000)
+      .toISOString()
+      .slice(0, 10)
+      .replaceAll('-', '/');
+    const dayDir = join(folder, date);
+    mkdirSync(dayDir, { recursive: true });
+    for (let n = 0; n < 1000; n++) writeFileSync(join(dayDir, `${String(n).padStart(4, '0')}.json`), '{}\n');
+  }
+}
+
+function generateTiny(folder: string): void {
+  mkdirSync(folder, { recursive: true });
+  for (let n = 0; n < 10_000; n++)
+    writeFileSync(join(folder, `${String(n).padStart(5, '0')}.json`), `{"n":${n}}\n`);
+}
+
+async function duck(sql: string): Promise<void> {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    for (const statement of sql.split(';').filter((s) => s.trim())) await connection.run(statement);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ s: number; value: T }> {
+  const start = performance.now();
+  const value = await fn();
+  return { s: (performance.now() - start) / 1000, value };
+}
+
+async function timedAsync(fn: () => Promise<unknown>): Promise<number> {
+  return (await timed(fn)).s;
+}
+
+function timedShell(command: string): number {
+  const start = performance.now();
+  execSync(command, { shell: '/bin/bash', stdio: ['ignore', 'ignore', 'inherit'], maxBuffer: 1 << 30 });
+  return (performance.now() - start) / 1000;
+}
+
+function shellOk(command: string): boolean {
+  try {
+    execSync(command, { shell: '/bin/bash', stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+await main();
