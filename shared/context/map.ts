@@ -82,7 +82,7 @@ function depthOf(value: unknown, depth = 1): number {
 }
 
 /** The OpenAPI shape of a context map (validation itself is `validateContextMap`). */
-export const ContextMapSchema = z.record(z.string(), z.json()).describe('Context keys to JSON values');
+export const ContextMapSchema = z.record(z.string(), z.unknown()).describe('Context keys to JSON values');
 
 /**
  * Request bodies are taken as parsed JSON, unchanged: rebuilding the object (as a zod
