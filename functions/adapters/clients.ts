@@ -20,6 +20,10 @@ export interface CloudClients {
 
 export function cloudClients(options: { projectId: string }): CloudClients {
   const { projectId } = options;
+  // Against emulators there is no metadata server; skip google-auth's probe and its warning.
+  if (process.env.FIRESTORE_EMULATOR_HOST && !process.env.METADATA_SERVER_DETECTION) {
+    process.env.METADATA_SERVER_DETECTION = 'none';
+  }
   let firestore: Promise<Firestore> | undefined;
   let pubsub: Promise<PubSub> | undefined;
   let storage: Promise<Storage> | undefined;
