@@ -7,10 +7,13 @@ import type { FamilyFactory } from './app/create-app.ts';
 import { authFamily } from './auth/routes.ts';
 import { contextsFamily } from './contexts/routes.ts';
 import { enrollmentSecretsFamily } from './enrollment-secrets/routes.ts';
+import { eventsFamily } from './events/routes.ts';
 import { healthFamily } from './health/routes.ts';
+import { jobsFamily } from './jobs/routes.ts';
 import { tenantsFamily } from './tenants/routes.ts';
 import { tokensFamily } from './tokens/routes.ts';
 import { usersFamily } from './users/routes.ts';
+import { workerJobsFamily } from './worker-api/jobs.ts';
 import { workersFamily } from './workers/routes.ts';
 
 export const ALL_FAMILIES: FamilyFactory[] = [
@@ -23,4 +26,7 @@ export const ALL_FAMILIES: FamilyFactory[] = [
   workersFamily,
   enrollmentSecretsFamily,
   contextsFamily,
+  jobsFamily,
+  eventsFamily,
+  workerJobsFamily,
 ];

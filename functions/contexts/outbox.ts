@@ -5,7 +5,7 @@
  * the local stack, a scheduled function in the cloud) publishes it later: no change is
  * ever left unannounced. Delivery is at least once; workers drop stale versions.
  */
-import type { Firestore } from '@google-cloud/firestore';
+import type { Firestore, Transaction } from '@google-cloud/firestore';
 import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { type Audience, publishToWorkers } from '../messaging/worker-channel.ts';
@@ -24,6 +24,19 @@ export function outboxEntry(tenant: string, audience: Audience, message: SluiceE
 
 /** Entries younger than this are left to the request that wrote them. */
 const DRAIN_AFTER_MS = 5_000;
+
+/** Puts a message for workers in the outbox inside a transaction; deliver it after the commit. */
+export function enqueueMessage(
+  tx: Transaction,
+  db: Firestore,
+  audience: Audience,
+  message: SluiceEvent,
+): { id: string; entry: OutboxEntry } {
+  const entry = outboxEntry(audience.tenant, audience, message);
+  const ref = outboxCollection(db, audience.tenant).doc(`${message.id}-${audience.worker ?? 'all'}`);
+  tx.set(ref, entry);
+  return { id: ref.id, entry };
+}
 
 export function outboxCollection(db: Firestore, tenant: string) {
   return db.collection('tenants').doc(tenant).collection('outbox');

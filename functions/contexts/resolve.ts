@@ -27,6 +27,6 @@ async function storedDefinitionDefaults(
   job: string,
 ): Promise<ContextMap> {
   const snap = await store.db.collection('tenants').doc(tenant).collection('jobs').doc(job).get();
-  const definition = snap.get('definition') as { context?: ContextMap } | undefined;
-  return definition?.context ?? {};
+  const json = snap.get('definition_json') as string | undefined;
+  return json ? ((JSON.parse(json) as { context?: ContextMap }).context ?? {}) : {};
 }

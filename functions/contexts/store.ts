@@ -12,7 +12,7 @@ import type { ContextMap } from '../../shared/context/map.ts';
 import { assertMapSize } from '../../shared/context/map.ts';
 import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
 import { appendEventIn, buildEvent } from '../events/event-log.ts';
-import { type OutboxEntry, outboxCollection, outboxEntry } from './outbox.ts';
+import { enqueueMessage, type OutboxEntry } from './outbox.ts';
 
 export type ContextScope =
   | { kind: 'global' }
@@ -113,14 +113,12 @@ export class ContextStore {
       ...eventIds(scope),
       payload: { scope: scope.kind, ...scopeIds(scope), version, context },
     });
-    const entry = outboxEntry(
-      tenant,
+    return enqueueMessage(
+      tx,
+      this.db,
       scope.kind === 'worker' ? { tenant, worker: scope.id } : { tenant },
       message,
     );
-    const ref = outboxCollection(this.db, tenant).doc(message.id);
-    tx.set(ref, entry);
-    return { id: ref.id, entry };
   }
 }
 

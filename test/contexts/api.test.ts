@@ -18,14 +18,15 @@ const get = async (path: string, headers = admin) =>
 
 describe('the seed’s precedence example', () => {
   it('job default 10m, global 5m, worker-pinned 30m; a job override beats all three', async () => {
-    // The job's definition defaults come from the stored job (the jobs API writes it there).
-    const db = await t.deps.clients.firestore();
-    await db
-      .collection('tenants')
-      .doc('default')
-      .collection('jobs')
-      .doc('poller')
-      .set({ definition: { context: { interval: '10m' } } });
+    // The job's definition defaults come from the stored job.
+    const yaml =
+      "name: poller\ncontext:\n  interval: 10m\ninput:\n  http-poll:\n    url: http://example.com\n    trigger:\n      interval:\n        duration: '{{interval}}'\noutput:\n  print: {}\n";
+    const saved = await t.request('/api/jobs/poller', {
+      method: 'PUT',
+      headers: { ...admin, 'content-type': 'application/yaml' },
+      body: yaml,
+    });
+    expect(saved.status).toBe(201);
     expect((await get('resolve?job=poller&worker=w1')).context.interval).toBe('10m');
 
     await post('update-global', { interval: '5m' });

@@ -1,0 +1,96 @@
+/**
+ * `GET /api/events` (viewer): the event log, filtered by type, job, worker, source and
+ * time, newest last, in pages with an opaque cursor.
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import { ApiError } from '../../shared/errors.ts';
+import { EVENT_SOURCES, isEventType } from '../../shared/events/vocabulary.ts';
+import type { AppDeps } from '../app/deps.ts';
+import { BEARER, errors, json } from '../app/openapi-common.ts';
+import { createRouter, type RouteFamily } from '../app/router.ts';
+import { authenticate, requireRole } from '../auth/middleware.ts';
+import { eventsCollection } from './event-log.ts';
+
+const Query = z.object({
+  type: z
+    .string()
+    .max(2000)
+    .optional()
+    .openapi({ description: 'Comma-separated event types', example: 'job-deployed,job-staged' }),
+  job: z.string().max(128).optional(),
+  worker: z.string().max(128).optional(),
+  source: z.enum(EVENT_SOURCES).optional(),
+  since: z.iso.datetime().optional().openapi({ description: 'RFC 3339; only events at or after this time' }),
+  cursor: z.string().max(200).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+const Event = z
+  .object({
+    id: z.string(),
+    type: z.string(),
+    kind: z.string(),
+    source: z.string(),
+    worker: z.string().optional(),
+    job: z.string().optional(),
+    tags: z.array(z.string()).optional(),
+    time: z.string(),
+    payload: z.record(z.string(), z.unknown()),
+  })
+  .openapi('Event');
+
+export function eventsFamily(deps: AppDeps): RouteFamily {
+  const routes = createRouter();
+  routes.use('/events', authenticate(deps), requireRole('viewer'));
+
+  routes.openapi(
+    createRoute({
+      method: 'get',
+      path: '/events',
+      tags: ['events'],
+      summary: 'Events, oldest first within the page, with a cursor for the next page',
+      security: BEARER,
+      request: { query: Query },
+      responses: {
+        200: json(z.object({ events: z.array(Event), next_cursor: z.string().nullable() }), 'Events'),
+        ...errors(400, 401, 403),
+      },
+    }),
+    async (c) => {
+      const q = c.req.valid('query');
+      const types = q.type
+        ? q.type
+            .split(',')
+            .map((t) => t.trim())
+            .filter(Boolean)
+        : [];
+      const unknown = types.filter((t) => !isEventType(t));
+      if (unknown.length)
+        throw ApiError.invalid(`unknown event type(s): ${unknown.join(', ')}`, [
+          { path: 'type', message: 'not an event type' },
+        ]);
+      if (types.length > 30)
+        throw ApiError.invalid('at most 30 types per query', [{ path: 'type', message: 'at most 30' }]);
+      let query = eventsCollection(await deps.clients.firestore(), c.get('principal').tenant).orderBy('id');
+      if (types.length) query = query.where('type', 'in', types);
+      if (q.job) query = query.where('job', '==', q.job);
+      if (q.worker) query = query.where('worker', '==', q.worker);
+      if (q.source) query = query.where('source', '==', q.source);
+      const after = q.cursor ? Buffer.from(q.cursor, 'base64url').toString() : undefined;
+      const since = q.since ? new Date(q.since).toISOString().replace(/[-:.TZ]/g, '') : undefined;
+      const start = [after, since]
+        .filter((x): x is string => !!x)
+        .sort()
+        .pop();
+      if (start) query = after && start === after ? query.startAfter(start) : query.startAt(start);
+      const snap = await query.limit(q.limit + 1).get();
+      const docs = snap.docs.slice(0, q.limit);
+      const events = docs.map((d) => d.data() as z.infer<typeof Event>);
+      const next =
+        snap.docs.length > q.limit ? Buffer.from(events[events.length - 1]!.id).toString('base64url') : null;
+      return c.json({ events, next_cursor: next }, 200);
+    },
+  );
+
+  return { name: 'events', routes };
+}

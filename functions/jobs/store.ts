@@ -1,0 +1,58 @@
+/**
+ * Jobs in Firestore (`tenants/{tenant}/jobs/{name}`): the definition as saved (and the
+ * YAML as written, comments included), its version, what is staged, and its deployments.
+ * The staged part freezes the definition and the job's context overrides together, which
+ * is why a job-context change reaches workers only after stage or redeploy.
+ */
+import type { Firestore } from '@google-cloud/firestore';
+import type { ContextMap } from '../../shared/context/map.ts';
+
+export const DEPLOYMENT_STATES = ['pending', 'running', 'stopped', 'failed', 'removed'] as const;
+export type DeploymentState = (typeof DEPLOYMENT_STATES)[number];
+
+export interface Deployment {
+  state: DeploymentState;
+  version: number;
+  updated_at: string;
+  error?: string;
+}
+
+export interface StagedJob {
+  version: number;
+  /** The saved-level definition of that version, as JSON text. */
+  definition_json: string;
+  /** The job's context overrides when it was staged, as JSON text. */
+  job_context_json: string;
+  staged_at: string;
+}
+
+export interface JobRecord {
+  name: string;
+  version: number;
+  created_at: string;
+  updated_at: string;
+  /** The document as the user wrote it, when it came as YAML. */
+  source_yaml?: string;
+  /** The saved-level definition as JSON text (Firestore refuses arrays of arrays). */
+  definition_json: string;
+  staged?: StagedJob;
+  deployments: Record<string, Deployment>;
+}
+
+export function jobsCollection(db: Firestore, tenant: string) {
+  return db.collection('tenants').doc(tenant).collection('jobs');
+}
+
+export function definitionOf(record: Pick<JobRecord, 'definition_json'>): Record<string, unknown> {
+  return JSON.parse(record.definition_json) as Record<string, unknown>;
+}
+
+export function stagedContext(staged: StagedJob): ContextMap {
+  return JSON.parse(staged.job_context_json) as ContextMap;
+}
+
+/** `deployed` when any worker has it, else `staged` or `saved`. */
+export function jobState(record: JobRecord): 'deployed' | 'staged' | 'saved' {
+  if (Object.keys(record.deployments ?? {}).length > 0) return 'deployed';
+  return record.staged ? 'staged' : 'saved';
+}

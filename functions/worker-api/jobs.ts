@@ -1,0 +1,71 @@
+/**
+ * `GET /api/worker/jobs` (role `worker`): the jobs deployed to the calling worker,
+ * rendered for it. A worker fetches this on start and whenever a message tells it
+ * that a deployment or a context changed.
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import type { AppDeps } from '../app/deps.ts';
+import { BEARER, errors, json } from '../app/openapi-common.ts';
+import { createRouter, type RouteFamily } from '../app/router.ts';
+import { authenticate, requireRole } from '../auth/middleware.ts';
+import { ContextStore } from '../contexts/store.ts';
+import { renderForWorkers } from '../jobs/render-for-worker.ts';
+import { type JobRecord, jobsCollection, stagedContext } from '../jobs/store.ts';
+
+const WorkerJob = z
+  .object({
+    name: z.string(),
+    version: z.number(),
+    definition: z.record(z.string(), z.unknown()).nullable(),
+    error: z.string().optional(),
+  })
+  .openapi('WorkerJob');
+
+export function workerJobsFamily(deps: AppDeps): RouteFamily {
+  const routes = createRouter();
+  routes.use('/worker/jobs', authenticate(deps), requireRole('worker'));
+
+  routes.openapi(
+    createRoute({
+      method: 'get',
+      path: '/worker/jobs',
+      tags: ['worker'],
+      summary: 'Jobs deployed to the calling worker, rendered for it',
+      security: BEARER,
+      responses: { 200: json(z.array(WorkerJob), 'Deployed jobs'), ...errors(401, 403) },
+    }),
+    async (c) => {
+      const { tenant, subject: worker } = c.get('principal');
+      const db = await deps.clients.firestore();
+      const snap = await jobsCollection(db, tenant).where(`deployments.${worker}.version`, '>=', 0).get();
+      const contexts = new ContextStore(db);
+      const jobs = await Promise.all(
+        snap.docs.map(async (doc) => {
+          const record = doc.data() as JobRecord;
+          const staged = record.staged!;
+          const input = {
+            name: record.name,
+            definition: JSON.parse(staged.definition_json),
+            jobContext: stagedContext(staged),
+          };
+          const [rendering] = await renderForWorkers(contexts, tenant, input, [worker]);
+          return rendering!.result.ok
+            ? {
+                name: record.name,
+                version: staged.version,
+                definition: rendering!.result.definition as Record<string, unknown>,
+              }
+            : {
+                name: record.name,
+                version: staged.version,
+                definition: null,
+                error: rendering!.result.errors.map((e) => `${e.path}: ${e.message}`).join('; '),
+              };
+        }),
+      );
+      return c.json(jobs, 200);
+    },
+  );
+
+  return { name: 'worker-jobs', routes };
+}
