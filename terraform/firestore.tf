@@ -10,14 +10,14 @@ resource "google_firestore_database" "main" {
 
 # Composite indexes of every query with more than one field (`npm run check:deploy`
 # finds the queries in the code). Events (tenants/*/events) are filtered by type, job,
-# worker or source and read in time order; Firestore merges these pairwise indexes
-# for queries that combine several filters.
+# worker or source and read in id order (event ids begin with their time, so id order is
+# time order); Firestore merges these pairwise indexes for queries that combine filters.
 locals {
   composite_indexes = {
-    events_type_time   = { collection = "events", fields = [["type", "ASCENDING"], ["time", "ASCENDING"]] }
-    events_job_time    = { collection = "events", fields = [["job", "ASCENDING"], ["time", "ASCENDING"]] }
-    events_worker_time = { collection = "events", fields = [["worker", "ASCENDING"], ["time", "ASCENDING"]] }
-    events_source_time = { collection = "events", fields = [["source", "ASCENDING"], ["time", "ASCENDING"]] }
+    events_type_id   = { collection = "events", fields = [["type", "ASCENDING"], ["id", "ASCENDING"]] }
+    events_job_id    = { collection = "events", fields = [["job", "ASCENDING"], ["id", "ASCENDING"]] }
+    events_worker_id = { collection = "events", fields = [["worker", "ASCENDING"], ["id", "ASCENDING"]] }
+    events_source_id = { collection = "events", fields = [["source", "ASCENDING"], ["id", "ASCENDING"]] }
   }
 }
 

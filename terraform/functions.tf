@@ -15,6 +15,9 @@ locals {
     workers            = { kind = "http", paths = ["/api/workers", "/api/workers/*"] }
     enrollment-secrets = { kind = "http", paths = ["/api/enrollment-secrets", "/api/enrollment-secrets/*"] }
     contexts           = { kind = "http", paths = ["/api/contexts/*"] }
+    jobs               = { kind = "http", paths = ["/api/jobs", "/api/jobs/*"] }
+    events             = { kind = "http", paths = ["/api/events"] }
+    worker-api         = { kind = "http", paths = ["/api/worker/*"] }
     scheduled          = { kind = "tasks", paths = [] }
   }
 

@@ -67,5 +67,5 @@ export function workerJobsFamily(deps: AppDeps): RouteFamily {
     },
   );
 
-  return { name: 'worker-jobs', routes };
+  return { name: 'worker-api', routes };
 }

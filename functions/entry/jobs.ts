@@ -1,0 +1,5 @@
+// Generated from functions/entry/table.ts by `npm run build`; do not edit.
+import { jobsFamily } from '../jobs/routes.ts';
+import { httpFunction } from './http-function.ts';
+
+export const handler = httpFunction([jobsFamily]);
