@@ -6,9 +6,16 @@ import type { Command } from 'commander';
 import type { Wrap } from '../main.ts';
 import { authCommands } from './auth.ts';
 import { contextCommands } from './context.ts';
+import { eventsCommands } from './events.ts';
 import { identityCommands } from './identity.ts';
 import { jobCommands } from './job.ts';
 
 export type CommandGroup = (program: Command, wrap: Wrap) => void;
 
-export const COMMAND_GROUPS: CommandGroup[] = [authCommands, identityCommands, contextCommands, jobCommands];
+export const COMMAND_GROUPS: CommandGroup[] = [
+  authCommands,
+  identityCommands,
+  contextCommands,
+  jobCommands,
+  eventsCommands,
+];

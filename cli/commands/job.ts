@@ -1,7 +1,13 @@
-/** `sluice job ...`: job definitions. */
+/** `sluice job ...`: validate, store, stage, deploy and inspect job definitions. */
+import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { parseJobYaml } from '../../shared/job/index.ts';
+import { CliError } from '../exit-codes.ts';
+import { printResult } from '../output.ts';
 import type { CommandGroup } from './index.ts';
 import { jobValidateAction } from './job-validate.ts';
+
+const path = (name: unknown, suffix = '') => `/api/jobs/${encodeURIComponent(name as string)}${suffix}`;
 
 export const jobCommands: CommandGroup = (program, wrap) => {
   const job: Command = program
@@ -17,5 +23,143 @@ export const jobCommands: CommandGroup = (program, wrap) => {
     )
     .action(
       wrap(async (ctx, files) => await jobValidateAction(ctx.io, files as string[], ctx.globals.output)),
+    );
+
+  job
+    .command('apply')
+    .description('Save a job file on the server (created or updated; the YAML is kept as written)')
+    .argument('<file>')
+    .action(
+      wrap(async (ctx, file) => {
+        let text: string;
+        try {
+          text = await readFile(file as string, 'utf8');
+        } catch (err) {
+          throw new CliError(
+            `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+          );
+        }
+        const parsed = parseJobYaml(text);
+        if (!parsed.ok) {
+          const hints = parsed.errors.map(
+            (e) => `${file}:${e.line ?? 1}:${e.column ?? 1}: ${e.path ? `${e.path}: ` : ''}${e.message}`,
+          );
+          throw new CliError(`${file} is not a valid job (nothing was sent)`, 1, hints);
+        }
+        const name = parsed.job.name;
+        const saved = await (await ctx.api()).put<{ name: string; version: number }>(path(name), {
+          body: text,
+          contentType: 'application/yaml',
+        });
+        if (ctx.globals.output === 'table')
+          ctx.io.stdout(`job ${saved.name} saved as version ${saved.version}\n`);
+        else printResult(ctx.io, saved, ctx.globals.output);
+      }),
+    );
+
+  job
+    .command('ls')
+    .description('List jobs with state and deployments')
+    .action(
+      wrap(async (ctx) => {
+        const jobs = await (await ctx.api()).get<{ deployments: { worker: string; state: string }[] }[]>(
+          '/api/jobs',
+        );
+        const rows =
+          ctx.globals.output === 'table'
+            ? jobs.map((j) => ({
+                ...j,
+                deployments: j.deployments.map((d) => `${d.worker}:${d.state}`).join(' '),
+              }))
+            : jobs;
+        printResult(ctx.io, rows, ctx.globals.output, {
+          columns: ['name', 'version', 'state', 'staged_version', 'deployments'],
+        });
+      }),
+    );
+
+  job
+    .command('get')
+    .argument('<name>')
+    .description('Show a job (the YAML as saved with -o yaml)')
+    .action(
+      wrap(async (ctx, name) => {
+        const api = await ctx.api();
+        if (ctx.globals.output === 'yaml')
+          ctx.io.stdout(await api.get<string>(path(name), { accept: 'application/yaml' }));
+        else
+          printResult(
+            ctx.io,
+            await api.get(path(name)),
+            ctx.globals.output === 'table' ? 'yaml' : ctx.globals.output,
+          );
+      }),
+    );
+
+  job
+    .command('rm')
+    .argument('<name>')
+    .description('Delete a job (undeploy it first)')
+    .action(
+      wrap(async (ctx, name) => {
+        await (await ctx.api()).delete(path(name));
+        ctx.io.stderr(`deleted job ${name}\n`);
+      }),
+    );
+
+  job
+    .command('stage')
+    .argument('<name>')
+    .description('Stage the current version and job context; running deployments re-render')
+    .action(
+      wrap(async (ctx, name) =>
+        printResult(ctx.io, await (await ctx.api()).post(path(name, '/stage')), ctx.globals.output),
+      ),
+    );
+
+  job
+    .command('deploy')
+    .argument('<name>')
+    .requiredOption('-w, --worker <id...>', 'workers to deploy to (all or nothing)')
+    .description('Deploy to workers; refused as a whole if it does not render for one of them')
+    .action(
+      wrap(async (ctx, name, opts) => {
+        const answer = await (await ctx.api()).post(path(name, '/deploy'), {
+          body: { workers: (opts as { worker: string[] }).worker },
+        });
+        printResult(ctx.io, (answer as { deployments: unknown }).deployments, ctx.globals.output, {
+          columns: ['worker', 'state', 'version', 'updated_at'],
+        });
+      }),
+    );
+
+  job
+    .command('undeploy')
+    .argument('<name>')
+    .option('-w, --worker <id...>', 'only these workers (default: all)')
+    .action(
+      wrap(async (ctx, name, opts) => {
+        const workers = (opts as { worker?: string[] }).worker;
+        const answer = await (await ctx.api()).post(path(name, '/undeploy'), {
+          body: workers ? { workers } : {},
+        });
+        printResult(ctx.io, (answer as { deployments: unknown }).deployments, ctx.globals.output, {
+          columns: ['worker', 'state', 'version'],
+        });
+      }),
+    );
+
+  job
+    .command('render')
+    .argument('<name>')
+    .requiredOption('-w, --worker <id>', 'worker to render for')
+    .description('Show the definition a worker would run, and where each context value came from')
+    .action(
+      wrap(async (ctx, name, opts) => {
+        const answer = await (await ctx.api()).get(path(name, '/render'), {
+          query: { worker: (opts as { worker: string }).worker },
+        });
+        printResult(ctx.io, answer, ctx.globals.output === 'table' ? 'yaml' : ctx.globals.output);
+      }),
     );
 };

@@ -1,0 +1,71 @@
+/** `sluice events ls|tail`: the event log. */
+
+import { printResult } from '../output.ts';
+import type { CommandGroup } from './index.ts';
+
+interface EventPage {
+  events: Record<string, unknown>[];
+  next_cursor: string | null;
+}
+
+export const eventsCommands: CommandGroup = (program, wrap) => {
+  const events = program.command('events').description('The event log');
+  const filters = (cmd: ReturnType<typeof events.command>) =>
+    cmd
+      .option('--type <types>', 'comma-separated event types, e.g. job-deployed,job-staged')
+      .option('--job <name>')
+      .option('--worker <id>')
+      .option('--source <source>', 'job, worker or server')
+      .option('--since <time>', 'RFC 3339 time');
+
+  filters(events.command('ls').description('List events, oldest first'))
+    .option('--limit <n>', 'at most this many', '100')
+    .action(
+      wrap(async (ctx, opts) => {
+        const o = opts as Record<string, string | undefined>;
+        const page = await (await ctx.api()).get<EventPage>('/api/events', {
+          query: {
+            type: o.type,
+            job: o.job,
+            worker: o.worker,
+            source: o.source,
+            since: o.since,
+            limit: o.limit,
+          },
+        });
+        printResult(ctx.io, page.events, ctx.globals.output, {
+          columns: ['time', 'type', 'source', 'job', 'worker', 'payload'],
+        });
+      }),
+    );
+
+  filters(events.command('tail').description('Follow new events until Ctrl-C (one JSON event per line)'))
+    .option('--interval <ms>', 'poll interval', '1000')
+    .action(
+      wrap(async (ctx, opts) => {
+        const o = opts as Record<string, string | undefined>;
+        const api = await ctx.api();
+        let cursor: string | undefined;
+        let since = o.since ?? new Date().toISOString();
+        for (;;) {
+          const page = await api.get<EventPage>('/api/events', {
+            query: {
+              type: o.type,
+              job: o.job,
+              worker: o.worker,
+              source: o.source,
+              ...(cursor ? { cursor } : { since }),
+              limit: '500',
+            },
+          });
+          for (const event of page.events) ctx.io.stdout(`${JSON.stringify(event)}\n`);
+          const last = page.events[page.events.length - 1];
+          if (last) {
+            cursor = Buffer.from(String(last.id)).toString('base64url');
+            since = String(last.time);
+          }
+          if (!page.next_cursor) await new Promise((r) => setTimeout(r, Number(o.interval)));
+        }
+      }),
+    );
+};
