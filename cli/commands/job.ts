@@ -5,6 +5,7 @@ import { parseJobYaml } from '../../shared/job/index.ts';
 import { CliError } from '../exit-codes.ts';
 import { printResult } from '../output.ts';
 import type { CommandGroup } from './index.ts';
+import { jobRunAction } from './job-run.ts';
 import { jobValidateAction } from './job-validate.ts';
 
 const path = (name: unknown, suffix = '') => `/api/jobs/${encodeURIComponent(name as string)}${suffix}`;
@@ -23,6 +24,21 @@ export const jobCommands: CommandGroup = (program, wrap) => {
     )
     .action(
       wrap(async (ctx, files) => await jobValidateAction(ctx.io, files as string[], ctx.globals.output)),
+    );
+
+  job
+    .command('run')
+    .description('Run a job file in the foreground on this machine, without deploying it')
+    .argument('<file>')
+    .option('--context <key=value...>', 'context values (JSON when they parse, else strings)')
+    .option('--worker <id>', 'the value of {{worker}} (default: this host name)')
+    .option('--state-dir <dir>', 'where fingerprints and high-watermarks are kept', '.sluice/state')
+    .addHelpText(
+      'after',
+      '\nprint output goes to standard output, one JSON event per line; everything else to standard error.\nExample:\n  sluice job run status.yaml --context host=example.org > events.ndjson',
+    )
+    .action(
+      wrap(async (ctx, file, opts) => await jobRunAction(ctx, file as string, opts as { stateDir: string })),
     );
 
   job

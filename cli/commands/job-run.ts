@@ -1,0 +1,87 @@
+/**
+ * `sluice job run FILE`: runs a job definition in the foreground on this machine,
+ * without deploying it (like `vector --config`). `print` output goes to standard output,
+ * one JSON event per line; everything else to standard error. Exits when a trigger-less
+ * input has finished; runs on for triggered ones until Ctrl-C.
+ */
+
+import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { createPrintOutput } from '../../functions/runner/outputs/print/index.ts';
+import { runJob } from '../../functions/runner/runner.ts';
+import { fileStores } from '../../functions/runner/stores/file.ts';
+import type { ContextMap } from '../../shared/context/map.ts';
+import { renderJob } from '../../shared/context/render.ts';
+import { resolveContext } from '../../shared/context/resolve.ts';
+import { parseJobYaml } from '../../shared/job/index.ts';
+import { CliError } from '../exit-codes.ts';
+import type { CommandContext } from '../globals.ts';
+import { parseAssignment } from './context.ts';
+
+export interface JobRunOptions {
+  context?: string[];
+  worker?: string;
+  stateDir: string;
+}
+
+export async function jobRunAction(
+  ctx: CommandContext,
+  file: string,
+  options: JobRunOptions,
+  streams: { stdout: NodeJS.WritableStream; signal?: AbortSignal } = { stdout: process.stdout },
+): Promise<void> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch (err) {
+    throw new CliError(
+      `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
+  const parsed = parseJobYaml(bytes);
+  if (!parsed.ok) {
+    throw new CliError(
+      `${file} is not a valid job`,
+      1,
+      parsed.errors.map((e) => `${file}:${e.line ?? 1}:${e.column ?? 1}: ${e.path}: ${e.message}`),
+    );
+  }
+  const definition = parsed.raw as Record<string, unknown>;
+  const overrides = Object.fromEntries((options.context ?? []).map(parseAssignment)) as ContextMap;
+  const worker = options.worker ?? hostname();
+  const { context } = resolveContext({
+    job: parsed.job.name,
+    worker,
+    jobMap: overrides,
+    workerMap: {},
+    global: {},
+    definition: (definition.context as ContextMap | undefined) ?? {},
+  });
+  const rendered = renderJob(definition, context);
+  if (!rendered.ok) {
+    throw new CliError(
+      `${file} does not render`,
+      1,
+      rendered.errors.map((e) => `  ${e.path}: ${e.message} (pass it with --context KEY=VALUE)`),
+    );
+  }
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  streams.signal?.addEventListener('abort', stop, { once: true });
+  try {
+    await runJob(rendered.definition, {
+      worker,
+      output: createPrintOutput(streams.stdout as never),
+      ...fileStores(options.stateDir),
+      signal: controller.signal,
+      report: (r) => ctx.io.stderr(`${r.type} ${JSON.stringify(r.payload)}\n`),
+    });
+  } catch (err) {
+    throw new CliError(`job ${parsed.job.name} failed: ${(err as Error).message}`);
+  } finally {
+    process.removeListener('SIGINT', stop);
+    process.removeListener('SIGTERM', stop);
+  }
+}

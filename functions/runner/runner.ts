@@ -1,0 +1,71 @@
+/**
+ * Runs one rendered job definition: builds its input and output from their kinds, and
+ * drives the input on its trigger until it finishes (no trigger) or `signal` aborts.
+ * The same function serves `sluice job run`, `sluice worker run` and the local worker.
+ *
+ * @example
+ *   await runJob(definition, { worker: 'local', output: createPrintOutput(process.stdout), ...fileStores('.sluice/state'), signal });
+ */
+import type { JobDefinition } from '../../shared/job/schema.ts';
+import { createGcsInput } from './inputs/gcs/index.ts';
+import { createHttpPollInput } from './inputs/http-poll/index.ts';
+import { runOnTrigger } from './triggers.ts';
+import type { FingerprintStore, Input, Output, RunReport, WatermarkStore } from './types.ts';
+
+export interface RunOptions {
+  worker: string;
+  output: Output;
+  fingerprints: FingerprintStore;
+  watermarks: WatermarkStore;
+  signal: AbortSignal;
+  report?: (report: RunReport) => void;
+}
+
+export function inputFor(definition: JobDefinition): Input {
+  if (definition.input.gcs) return createGcsInput(definition.input.gcs);
+  if (definition.input['http-poll']) return createHttpPollInput(definition.input['http-poll']);
+  throw new Error(`no input kind in job ${definition.name}`);
+}
+
+export async function runJob(definition: JobDefinition, options: RunOptions): Promise<void> {
+  const input = inputFor(definition);
+  const report = options.report ?? (() => {});
+  const trigger = definition.input.gcs?.trigger ?? definition.input['http-poll']?.trigger;
+  const managesOwnRuns = Boolean(definition.input.gcs); // the gcs input reports its own run events
+  try {
+    await runOnTrigger(
+      trigger,
+      async (window) => {
+        const started = Date.now();
+        let events = 0;
+        if (!managesOwnRuns) report({ type: 'job-run-started', payload: { ...(window ? { window } : {}) } });
+        try {
+          await input.run(
+            {
+              job: definition.name,
+              worker: options.worker,
+              signal: options.signal,
+              fingerprints: options.fingerprints,
+              watermarks: options.watermarks,
+              report,
+              ...(window ? { window } : {}),
+            },
+            async (batch) => {
+              events += batch.length;
+              await options.output.write(batch);
+            },
+          );
+          if (!managesOwnRuns)
+            report({ type: 'job-run-ended', payload: { events, ms: Date.now() - started } });
+        } catch (err) {
+          if (options.signal.aborted) return;
+          report({ type: 'job-errors', payload: { reason: (err as Error).message } });
+          if (!trigger) throw err;
+        }
+      },
+      { job: definition.name, signal: options.signal, watermarks: options.watermarks },
+    );
+  } finally {
+    await options.output.close();
+  }
+}

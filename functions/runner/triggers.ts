@@ -1,0 +1,105 @@
+/**
+ * When a job's input runs (the seed's Trigger object): once without a trigger; every
+ * `interval.duration`; on a `cron` schedule (optionally at once first). A random offset is
+ * chosen once per job and kept. With a `window`, each run covers the next `size` of time
+ * ending `offset` before now; the high-watermark advances only after the run delivered
+ * everything, and a runner that fell behind catches up window by window.
+ */
+import { Cron } from 'croner';
+import { parseDuration } from '../../shared/duration.ts';
+import type { Trigger } from '../../shared/job/schema.ts';
+import { parseStartTime } from '../../shared/time-format.ts';
+import type { RunWindow, WatermarkStore } from './types.ts';
+
+type Window = NonNullable<NonNullable<Trigger['interval']>['window']>;
+
+export interface TriggerContext {
+  job: string;
+  signal: AbortSignal;
+  watermarks: WatermarkStore;
+  now?: () => number;
+}
+
+export async function runOnTrigger(
+  trigger: Trigger | undefined,
+  runOnce: (window?: RunWindow) => Promise<void>,
+  ctx: TriggerContext,
+): Promise<void> {
+  if (!trigger) return await runOnce();
+  if (trigger.message) {
+    throw new Error(
+      'message triggers run on a worker connected to a control plane (sluice worker run), not with sluice job run',
+    );
+  }
+  const spec = trigger.interval ?? trigger.cron!;
+  const offsetMs = await randomOffset(ctx, parseDuration(spec['random-offset']));
+  const runWindows = () => (spec.window ? runDueWindows(spec.window, runOnce, ctx) : runOnce());
+
+  if (trigger.interval) {
+    const every = parseDuration(trigger.interval.duration);
+    await sleep(offsetMs, ctx.signal);
+    while (!ctx.signal.aborted) {
+      await runWindows();
+      await sleep(every, ctx.signal);
+    }
+    return;
+  }
+  const cron = new Cron(trigger.cron!.cron, { paused: true });
+  try {
+    if (trigger.cron!.immediate) await runWindows();
+    while (!ctx.signal.aborted) {
+      const next = cron.nextRun();
+      if (!next) return;
+      await sleep(next.getTime() - Date.now() + offsetMs, ctx.signal);
+      if (!ctx.signal.aborted) await runWindows();
+    }
+  } finally {
+    cron.stop();
+  }
+}
+
+/** Runs every complete window between the watermark and now; advances the watermark after each. */
+async function runDueWindows(
+  window: Window,
+  runOnce: (window?: RunWindow) => Promise<void>,
+  ctx: TriggerContext,
+): Promise<void> {
+  const now = ctx.now ?? Date.now;
+  const size = parseDuration(window.size);
+  const lag = parseDuration(window.offset);
+  const name = window.start?.['start-time']?.['highwatermark-file'] ?? window.start?.tracked ?? 'window-end';
+  const stored = await ctx.watermarks.get(ctx.job, name);
+  let start = stored
+    ? Date.parse(stored)
+    : window.start?.['start-time']
+      ? parseStartTime(window.start['start-time']['start-time']).getTime()
+      : now() - lag - size;
+  while (!ctx.signal.aborted && start + size <= now() - lag) {
+    const current = { start: new Date(start), end: new Date(start + size) };
+    await runOnce(current);
+    start += size;
+    await ctx.watermarks.set(ctx.job, name, new Date(start).toISOString());
+  }
+}
+
+async function randomOffset(ctx: TriggerContext, maxMs: number): Promise<number> {
+  if (maxMs <= 0) return 0;
+  const kept = await ctx.watermarks.get(ctx.job, 'random-offset-ms');
+  if (kept !== undefined) return Number(kept);
+  const chosen = Math.floor(Math.random() * maxMs);
+  await ctx.watermarks.set(ctx.job, 'random-offset-ms', String(chosen));
+  return chosen;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
