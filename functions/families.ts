@@ -13,7 +13,7 @@ import { jobsFamily } from './jobs/routes.ts';
 import { tenantsFamily } from './tenants/routes.ts';
 import { tokensFamily } from './tokens/routes.ts';
 import { usersFamily } from './users/routes.ts';
-import { workerJobsFamily } from './worker-api/jobs.ts';
+import { workerApiFamily } from './worker-api/routes.ts';
 import { workersFamily } from './workers/routes.ts';
 
 export const ALL_FAMILIES: FamilyFactory[] = [
@@ -28,5 +28,5 @@ export const ALL_FAMILIES: FamilyFactory[] = [
   contextsFamily,
   jobsFamily,
   eventsFamily,
-  workerJobsFamily,
+  workerApiFamily,
 ];

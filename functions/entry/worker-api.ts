@@ -1,5 +1,5 @@
 // Generated from functions/entry/table.ts by `npm run build`; do not edit.
-import { workerJobsFamily } from '../worker-api/jobs.ts';
+import { workerApiFamily } from '../worker-api/routes.ts';
 import { httpFunction } from './http-function.ts';
 
-export const handler = httpFunction([workerJobsFamily]);
+export const handler = httpFunction([workerApiFamily]);

@@ -3,11 +3,10 @@
  * rendered for it. A worker fetches this on start and whenever a message tells it
  * that a deployment or a context changed.
  */
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../app/deps.ts';
+import type { AppEnv } from '../app/env.ts';
 import { BEARER, errors, json } from '../app/openapi-common.ts';
-import { createRouter, type RouteFamily } from '../app/router.ts';
-import { authenticate, requireRole } from '../auth/middleware.ts';
 import { ContextStore } from '../contexts/store.ts';
 import { renderForWorkers } from '../jobs/render-for-worker.ts';
 import { type JobRecord, jobsCollection, stagedContext } from '../jobs/store.ts';
@@ -21,10 +20,7 @@ const WorkerJob = z
   })
   .openapi('WorkerJob');
 
-export function workerJobsFamily(deps: AppDeps): RouteFamily {
-  const routes = createRouter();
-  routes.use('/worker/jobs', authenticate(deps), requireRole('worker'));
-
+export function registerWorkerJobs(routes: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   routes.openapi(
     createRoute({
       method: 'get',
@@ -66,6 +62,4 @@ export function workerJobsFamily(deps: AppDeps): RouteFamily {
       return c.json(jobs, 200);
     },
   );
-
-  return { name: 'worker-api', routes };
 }

@@ -1,0 +1,81 @@
+/**
+ * `POST /api/worker/heartbeat` (role `worker`): the worker says it is alive and how its
+ * jobs are doing. Updates `last_seen` (3 missed intervals mean `offline`) and the state of
+ * each of its deployments; the first heartbeat ever records `worker-first-seen`.
+ */
+
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
+import type { AppDeps } from '../app/deps.ts';
+import type { AppEnv } from '../app/env.ts';
+import { BEARER, body, errors, noContent } from '../app/openapi-common.ts';
+import { appendEventIn } from '../events/event-log.ts';
+import { DEPLOYMENT_STATES, type JobRecord, jobsCollection } from '../jobs/store.ts';
+
+const Heartbeat = z
+  .strictObject({
+    jobs: z
+      .array(
+        z.strictObject({
+          name: z.string().max(128),
+          state: z.enum(DEPLOYMENT_STATES),
+          error: z.string().max(2000).optional(),
+        }),
+      )
+      .max(1000)
+      .default([]),
+  })
+  .openapi('Heartbeat');
+
+export function registerHeartbeat(routes: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  routes.openapi(
+    createRoute({
+      method: 'post',
+      path: '/worker/heartbeat',
+      tags: ['worker'],
+      summary: 'The worker is alive; states of its jobs',
+      security: BEARER,
+      request: body(Heartbeat),
+      responses: { 204: noContent('Recorded'), ...errors(400, 401, 403) },
+    }),
+    async (c) => {
+      const { jobs } = c.req.valid('json');
+      const { tenant, subject: worker } = c.get('principal');
+      const db = await deps.clients.firestore();
+      const now = new Date().toISOString();
+      await db.runTransaction(async (tx) => {
+        const workerRef = db.collection('tenants').doc(tenant).collection('workers').doc(worker);
+        const jobRefs = jobs.map((j) => jobsCollection(db, tenant).doc(j.name));
+        const [workerSnap, ...jobSnaps] = await Promise.all([
+          tx.get(workerRef),
+          ...jobRefs.map((r) => tx.get(r)),
+        ]);
+        if (workerSnap.exists && !workerSnap.get('last_seen')) {
+          appendEventIn(tx, db, tenant, { type: 'worker-first-seen', source: 'worker', worker, payload: {} });
+        }
+        if (workerSnap.exists) tx.update(workerRef, { last_seen: now });
+        jobs.forEach((job, i) => {
+          const record = jobSnaps[i]!.data() as JobRecord | undefined;
+          const current = record?.deployments?.[worker];
+          if (!current || (current.state === job.state && (current.error ?? undefined) === job.error)) return;
+          tx.update(jobRefs[i]!, {
+            [`deployments.${worker}`]: {
+              ...current,
+              state: job.state,
+              updated_at: now,
+              ...(job.error ? { error: job.error } : { error: null }),
+            },
+          });
+          appendEventIn(tx, db, tenant, {
+            type: 'job-state-transition',
+            source: 'worker',
+            worker,
+            job: job.name,
+            payload: { from: current.state, to: job.state, ...(job.error ? { error: job.error } : {}) },
+          });
+        });
+      });
+      return c.body(null, 204);
+    },
+  );
+}

@@ -1,0 +1,19 @@
+/**
+ * The `worker-api` family: what a worker calls, with its own token (role `worker`;
+ * the worker is the token's subject). Each route group lives in its own module.
+ */
+import type { AppDeps } from '../app/deps.ts';
+import { createRouter, type RouteFamily } from '../app/router.ts';
+import { authenticate, requireRole } from '../auth/middleware.ts';
+import { registerHeartbeat } from './heartbeat.ts';
+import { registerWorkerJobs } from './jobs.ts';
+import { registerWorkerMessages } from './messages.ts';
+
+export function workerApiFamily(deps: AppDeps): RouteFamily {
+  const routes = createRouter();
+  routes.use('/worker/*', authenticate(deps), requireRole('worker'));
+  registerWorkerJobs(routes, deps);
+  registerHeartbeat(routes, deps);
+  registerWorkerMessages(routes, deps);
+  return { name: 'worker-api', routes };
+}

@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, testApp } from '../helpers/app.ts';
+import { apiKeyToken, bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
+import { json, jsonInit } from '../helpers/http.ts';
+
+let t: TestApp;
+let admin: Record<string, string>;
+let w1: Record<string, string>;
+let w2: Record<string, string>;
+
+beforeAll(async () => {
+  t = await testApp();
+  admin = bearer(await bootstrapTestAdmin(t));
+  const keys: Record<string, string> = {};
+  for (const id of ['w1', 'w2'])
+    keys[id] = (await json(await t.request('/api/workers', jsonInit('POST', { id }, admin)))).key;
+  w1 = bearer(await apiKeyToken(t, keys.w1!));
+  w2 = bearer(await apiKeyToken(t, keys.w2!));
+});
+afterAll(() => t.close());
+
+const poll = async (headers: Record<string, string>, wait = '5s') =>
+  (await json(await t.request(`/api/worker/messages?wait=${wait}`, { headers }))).messages as Record<
+    string,
+    unknown
+  >[];
+
+describe('worker messages', () => {
+  it('delivers a worker its own messages by long poll until it acknowledges them', async () => {
+    await t.request('/api/contexts/update-worker-map/w1', jsonInit('POST', { pinned: 1 }, admin));
+    const messages = await poll(w1);
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatchObject({
+      type: 'context-changed',
+      payload: { scope: 'worker', worker: 'w1', context: { pinned: 1 } },
+    });
+    expect(typeof messages[0]!.ack_id).toBe('string');
+    const ack = await t.request(
+      '/api/worker/messages/ack',
+      jsonInit('POST', { ack_ids: [messages[0]!.ack_id] }, w1),
+    );
+    expect(ack.status).toBe(204);
+    const started = Date.now();
+    expect(await poll(w1, '1s')).toEqual([]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    expect(await poll(w2, '1s')).toEqual([]);
+  }, 30_000);
+
+  it('sends a global change to every worker', async () => {
+    await t.request('/api/contexts/update-global', jsonInit('POST', { region: 'eu' }, admin));
+    for (const worker of [w1, w2]) {
+      const messages = await poll(worker);
+      expect(messages.map((m) => (m.payload as { scope: string }).scope)).toEqual(['global']);
+      await t.request(
+        '/api/worker/messages/ack',
+        jsonInit('POST', { ack_ids: messages.map((m) => m.ack_id) }, worker),
+      );
+    }
+  }, 30_000);
+
+  it('refuses the worker routes to non-worker tokens', async () => {
+    expect((await t.request('/api/worker/messages?wait=1s', { headers: admin })).status).toBe(403);
+    expect((await t.request('/api/worker/jobs', { headers: admin })).status).toBe(403);
+  });
+});
+
+describe('heartbeats', () => {
+  it('marks the worker online, records first-seen once, and updates its deployment states', async () => {
+    const yaml = 'name: hb-job\ninput:\n  http-poll:\n    url: http://example.com\noutput:\n  print: {}\n';
+    await t.request('/api/jobs/hb-job', {
+      method: 'PUT',
+      headers: { ...admin, 'content-type': 'application/yaml' },
+      body: yaml,
+    });
+    await t.request('/api/jobs/hb-job/deploy', jsonInit('POST', { workers: ['w2'] }, admin));
+    expect((await json(await t.request('/api/workers/w2', { headers: admin }))).state).toBe('offline');
+
+    for (const state of ['running', 'running', 'failed'] as const) {
+      const res = await t.request(
+        '/api/worker/heartbeat',
+        jsonInit(
+          'POST',
+          { jobs: [{ name: 'hb-job', state, ...(state === 'failed' ? { error: 'boom' } : {}) }] },
+          w2,
+        ),
+      );
+      expect(res.status).toBe(204);
+    }
+    const worker = await json(await t.request('/api/workers/w2', { headers: admin }));
+    expect(worker.state).toBe('online');
+    const job = await json(await t.request('/api/jobs/hb-job', { headers: admin }));
+    expect(job.deployments).toEqual([expect.objectContaining({ worker: 'w2', state: 'failed' })]);
+    const events = await json(
+      await t.request('/api/events?worker=w2&type=worker-first-seen,job-state-transition', {
+        headers: admin,
+      }),
+    );
+    expect(events.events.map((e: { type: string }) => e.type)).toEqual([
+      'worker-first-seen',
+      'job-state-transition',
+      'job-state-transition',
+    ]);
+  });
+
+  it('refuses bad heartbeats', async () => {
+    const res = await t.request(
+      '/api/worker/heartbeat',
+      jsonInit('POST', { jobs: [{ name: 'x', state: 'dancing' }] }, w2),
+    );
+    expect(res.status).toBe(400);
+  });
+});
