@@ -9,12 +9,14 @@ import { contextCommands } from './context.ts';
 import { eventsCommands } from './events.ts';
 import { identityCommands } from './identity.ts';
 import { jobCommands } from './job.ts';
+import { workerRunCommands } from './worker-run.ts';
 
 export type CommandGroup = (program: Command, wrap: Wrap) => void;
 
 export const COMMAND_GROUPS: CommandGroup[] = [
   authCommands,
   identityCommands,
+  workerRunCommands,
   contextCommands,
   jobCommands,
   eventsCommands,

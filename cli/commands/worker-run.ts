@@ -1,0 +1,85 @@
+/**
+ * `sluice worker run`: this machine becomes a worker. The worker key comes from
+ * `SLUICE_WORKER_KEY` or standard input (never an argument); it is exchanged for a
+ * short-lived token that is renewed before it expires. Job output goes to standard output.
+ */
+import type { Command } from 'commander';
+import { createPrintOutput } from '../../functions/runner/outputs/print/index.ts';
+import { fileStores } from '../../functions/runner/stores/file.ts';
+import { runWorker } from '../../functions/runner/worker-runtime.ts';
+import { ApiClient } from '../api-client.ts';
+import { CliError } from '../exit-codes.ts';
+import type { CommandContext } from '../globals.ts';
+import type { CommandGroup } from './index.ts';
+
+const TOKEN_TTL = '1h';
+const RENEW_BEFORE_MS = 10 * 60_000;
+
+export async function workerRunAction(
+  ctx: CommandContext,
+  options: { stateDir: string; signal?: AbortSignal },
+): Promise<void> {
+  const key =
+    ctx.env.SLUICE_WORKER_KEY ?? (ctx.io.stdinIsTty ? undefined : (await ctx.io.readStdin()).trim());
+  if (!key) throw CliError.usage('no worker key: set SLUICE_WORKER_KEY or pipe the key on standard input');
+  const anonymous = new ApiClient({
+    server: ctx.globals.server,
+    caFile: ctx.globals.caFile,
+    insecure: ctx.globals.insecure,
+  });
+  let current: { client: ApiClient; renewAt: number; worker: string } | undefined;
+  const api = async () => {
+    if (!current || Date.now() > current.renewAt) {
+      const answer = await anonymous.post<{ token: string; expires_at: string }>('/api/tokens/create/api', {
+        anonymous: true,
+        body: { key, ttl: TOKEN_TTL },
+      });
+      const client = new ApiClient({
+        server: ctx.globals.server,
+        token: answer.token,
+        caFile: ctx.globals.caFile,
+        insecure: ctx.globals.insecure,
+      });
+      const me = await client.get<{ subject: string; kind: string }>('/api/auth/me');
+      if (me.kind !== 'worker') throw new CliError('that key is not a worker key (slw_...)', 3);
+      await current?.client.close();
+      current = { client, renewAt: Date.parse(answer.expires_at) - RENEW_BEFORE_MS, worker: me.subject };
+    }
+    return current.client;
+  };
+  await api(); // fail fast on a bad key or an unreachable server
+  ctx.io.stderr(`worker ${current!.worker} connected to ${ctx.globals.server}\n`);
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  options.signal?.addEventListener('abort', stop, { once: true });
+  try {
+    await runWorker({
+      api,
+      worker: current!.worker,
+      output: createPrintOutput(process.stdout),
+      stores: fileStores(options.stateDir),
+      signal: controller.signal,
+      log: (line) => ctx.io.stderr(`${new Date().toISOString()} ${line}\n`),
+    });
+  } finally {
+    process.removeListener('SIGINT', stop);
+    process.removeListener('SIGTERM', stop);
+    await current?.client.close();
+    await anonymous.close();
+  }
+}
+
+export const workerRunCommands: CommandGroup = (program, wrap) => {
+  const worker = program.commands.find((c: Command) => c.name() === 'worker') ?? program.command('worker');
+  worker
+    .command('run')
+    .description('Run this machine as a worker: key from SLUICE_WORKER_KEY or standard input')
+    .option('--state-dir <dir>', 'where fingerprints and high-watermarks are kept', '.sluice/worker-state')
+    .addHelpText(
+      'after',
+      '\nExample:\n  SLUICE_WORKER_KEY=slw_... sluice worker run --server https://sluice.example.com',
+    )
+    .action(wrap(async (ctx, opts) => await workerRunAction(ctx, opts as { stateDir: string })));
+};

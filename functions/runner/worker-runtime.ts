@@ -1,0 +1,182 @@
+/**
+ * The worker runtime (`sluice worker run`, and the local stack's `local` worker):
+ * loads the jobs deployed to this worker, runs each with the job runner, and keeps them
+ * current. A message (context changed, deployment changed, variable changed) makes it
+ * re-fetch its rendered jobs and restart exactly those whose rendered definition changed.
+ * It sends heartbeats with each job's state, and when the control plane is unreachable it
+ * backs off and catches up once it is back.
+ *
+ * @example
+ *   await runWorker({ api: () => client, output: createPrintOutput(process.stdout), stores: fileStores(dir), signal, log });
+ */
+import type { JobDefinition } from '../../shared/job/schema.ts';
+import type { DeploymentState } from '../jobs/store.ts';
+import { runJob } from './runner.ts';
+import type { FingerprintStore, Output, RunReport, WatermarkStore } from './types.ts';
+
+export interface WorkerApi {
+  get<T>(path: string, options?: { query?: Record<string, string> }): Promise<T>;
+  post<T>(path: string, options?: { body?: unknown }): Promise<T>;
+}
+
+export interface WorkerOptions {
+  /** An API client with a current worker token (called before each request, so it may refresh the token). */
+  api: () => Promise<WorkerApi>;
+  worker: string;
+  output: Output;
+  stores: { fingerprints: FingerprintStore; watermarks: WatermarkStore };
+  signal: AbortSignal;
+  log: (line: string) => void;
+  heartbeatMs?: number;
+  /** Long-poll wait for messages. */
+  waitSeconds?: number;
+}
+
+interface RunningJob {
+  fingerprint: string;
+  version: number;
+  controller: AbortController;
+  state: DeploymentState;
+  error?: string;
+}
+
+interface DeployedJob {
+  name: string;
+  version: number;
+  definition: JobDefinition | null;
+  error?: string;
+}
+
+const REFRESH_TYPES = new Set([
+  'context-changed',
+  'rerender-deployment',
+  'deployed-job-removed',
+  'job-deployed',
+  'update-variable',
+]);
+
+export async function runWorker(options: WorkerOptions): Promise<void> {
+  const jobs = new Map<string, RunningJob>();
+  const heartbeatMs = options.heartbeatMs ?? 10_000;
+  const report = (job: string) => (r: RunReport) =>
+    options.log(`${job}: ${r.type} ${JSON.stringify(r.payload)}`);
+
+  const start = (deployed: DeployedJob & { definition: JobDefinition }, fingerprint: string) => {
+    const controller = new AbortController();
+    const running: RunningJob = { fingerprint, version: deployed.version, controller, state: 'running' };
+    jobs.set(deployed.name, running);
+    options.log(`${deployed.name}: starting version ${deployed.version}`);
+    runJob(deployed.definition, {
+      worker: options.worker,
+      output: options.output,
+      ...options.stores,
+      signal: AbortSignal.any([controller.signal, options.signal]),
+      report: report(deployed.name),
+    }).then(
+      () => {
+        if (!controller.signal.aborted) running.state = 'stopped';
+      },
+      (err: Error) => {
+        running.state = 'failed';
+        running.error = err.message;
+        options.log(`${deployed.name}: failed: ${err.message}`);
+      },
+    );
+  };
+
+  /** Brings running jobs in line with what the control plane has deployed here. */
+  const sync = async () => {
+    const deployed = await (await options.api()).get<DeployedJob[]>('/api/worker/jobs');
+    const names = new Set(deployed.map((d) => d.name));
+    for (const [name, running] of jobs) {
+      if (!names.has(name)) {
+        running.controller.abort();
+        jobs.delete(name);
+        options.log(`${name}: removed from this worker`);
+      }
+    }
+    for (const job of deployed) {
+      const current = jobs.get(job.name);
+      if (!job.definition) {
+        current?.controller.abort();
+        jobs.set(job.name, {
+          fingerprint: '',
+          version: job.version,
+          controller: new AbortController(),
+          state: 'failed',
+          error: job.error ?? 'does not render',
+        });
+        continue;
+      }
+      const fingerprint = JSON.stringify(job.definition);
+      if (current?.fingerprint === fingerprint) continue;
+      current?.controller.abort();
+      start(job as DeployedJob & { definition: JobDefinition }, fingerprint);
+    }
+  };
+
+  const heartbeat = async () => {
+    const states = [...jobs].map(([name, j]) => ({
+      name,
+      state: j.state,
+      ...(j.error ? { error: j.error } : {}),
+    }));
+    await (await options.api()).post('/api/worker/heartbeat', { body: { jobs: states } });
+  };
+
+  const heartbeats = setInterval(
+    () => void heartbeat().catch((err: Error) => options.log(`heartbeat failed: ${err.message}`)),
+    heartbeatMs,
+  );
+  let backoffMs = 1_000;
+  let needSync = true;
+  try {
+    while (!options.signal.aborted) {
+      try {
+        if (needSync) {
+          await sync();
+          await heartbeat();
+          needSync = false;
+        }
+        const { messages } = await (await options.api()).get<{
+          messages: { ack_id: string; type: string }[];
+        }>('/api/worker/messages', {
+          query: { wait: `${options.waitSeconds ?? 20}s` },
+        });
+        if (messages.length) {
+          needSync = messages.some((m) => REFRESH_TYPES.has(m.type));
+          await (await options.api()).post('/api/worker/messages/ack', {
+            body: { ack_ids: messages.map((m) => m.ack_id) },
+          });
+        }
+        backoffMs = 1_000;
+      } catch (err) {
+        if (options.signal.aborted) break;
+        options.log(
+          `control plane unreachable or failing (${(err as Error).message}); retrying in ${Math.round(backoffMs / 1000)} s`,
+        );
+        await sleep(backoffMs + Math.random() * 250, options.signal);
+        backoffMs = Math.min(backoffMs * 2, 30_000);
+        needSync = true; // catch up on anything missed while away
+      }
+    }
+  } finally {
+    clearInterval(heartbeats);
+    for (const running of jobs.values()) running.controller.abort();
+    await options.output.close();
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
