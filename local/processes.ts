@@ -30,7 +30,11 @@ export async function spawnGuarded(
   command: string,
   args: string[],
   ready: RegExp,
-  options: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+  options: {
+    timeoutMs?: number;
+    env?: NodeJS.ProcessEnv;
+    onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void;
+  } = {},
 ): Promise<GuardedProcess> {
   const child = spawn('bash', ['-c', WATCHDOG, 'sluice-watchdog', command, ...args], {
     detached: true,
@@ -66,9 +70,9 @@ export async function spawnGuarded(
     child.once('exit', onEarlyExit);
   });
   if (onEarlyExit) child.removeListener('exit', onEarlyExit);
-  // Keep draining the pipes so a chatty emulator never blocks on a full buffer.
-  child.stdout!.on('data', () => {});
-  child.stderr!.on('data', () => {});
+  // Keep draining the pipes so a chatty child never blocks on a full buffer.
+  child.stdout!.on('data', (chunk: Buffer) => options.onOutput?.(chunk, 'stdout'));
+  child.stderr!.on('data', (chunk: Buffer) => options.onOutput?.(chunk, 'stderr'));
   const onParentExit = () => killGroup(child, 'SIGKILL');
   process.once('exit', onParentExit);
   return {

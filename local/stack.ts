@@ -23,6 +23,7 @@ import type { AppDeps } from '../functions/app/deps.ts';
 import { createLogger } from '../functions/app/logger.ts';
 import { ALL_FAMILIES } from '../functions/families.ts';
 import { startGoogleEmulators } from './google-emulators.ts';
+import { startLocalWorker } from './local-worker.ts';
 import { startStorageEmulator } from './storage-emulator/index.ts';
 import { PERIODIC_TASKS, STARTUP_TASKS } from './tasks.ts';
 import { loadOrCreateCertificate } from './tls.ts';
@@ -83,8 +84,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const deps: AppDeps = { config, clients: cloudClients({ projectId }), logger: createLogger() };
   const timers: NodeJS.Timeout[] = [];
   let server: ServerType | undefined;
+  let stopLocalWorker: (() => Promise<void>) | undefined;
   const stopAll = async () => {
     for (const timer of timers) clearInterval(timer);
+    await stopLocalWorker?.();
     if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
     await google
       .exportFirestore(projectId)
@@ -115,6 +118,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       s.once('error', reject);
     });
     const port = (server.address() as AddressInfo).port;
+    const url = `${tls ? 'https' : 'http'}://${host}:${port}`;
+    const localWorker = await startLocalWorker(deps, {
+      url,
+      dataDir: options.dataDir,
+      ...(tls ? { certPath: tls.certPath } : {}),
+    });
+    stopLocalWorker = () => localWorker.stop();
 
     for (const task of PERIODIC_TASKS)
       timers.push(everyTick(deps, task.name, task.everyMs, () => task.run(deps)));
@@ -123,7 +133,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     );
 
     return {
-      url: `${tls ? 'https' : 'http'}://${host}:${port}`,
+      url,
       deps,
       emulatorEnv,
       notices,

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { AppDeps } from '../functions/app/deps.ts';
 import { drainOutbox } from '../functions/contexts/outbox.ts';
 import { bootstrapAdmin } from '../functions/identity/bootstrap.ts';
+import { cloudWorkerTick } from '../functions/scheduled/cloud-worker.ts';
 
 export interface StartupTask {
   name: string;
@@ -45,4 +46,11 @@ const drainOutboxTask: PeriodicTask = {
   run: async (deps) => void (await drainOutbox(deps)),
 };
 
-export const PERIODIC_TASKS: PeriodicTask[] = [drainOutboxTask];
+/** The built-in `cloud` worker: runs the jobs deployed to it, within the tick. */
+const cloudWorkerTask: PeriodicTask = {
+  name: 'cloud worker',
+  everyMs: 5_000,
+  run: async (deps) => void (await cloudWorkerTick(deps, Date.now() + 4_500)),
+};
+
+export const PERIODIC_TASKS: PeriodicTask[] = [drainOutboxTask, cloudWorkerTask];

@@ -53,6 +53,8 @@ resource "google_firestore_field" "fingerprint_ttl" {
 locals {
   collection_group_fields = {
     outbox_created_at = { collection = "outbox", field = "created_at" }
+    # The scheduled `cloud` worker finds the jobs deployed to it across tenants.
+    jobs_cloud_deployment = { collection = "jobs", field = "deployments.cloud.version" }
   }
 }
 

@@ -38,7 +38,10 @@ const Resolved = z
   })
   .openapi('ResolvedContext');
 
-const RawMap = RawContextMapSchema.openapi({ type: 'object', additionalProperties: {} });
+// Taken as parsed, unchanged (see RawContextMapSchema); declared for the OpenAPI document only.
+const RawMap = z
+  .unknown()
+  .openapi({ type: 'object', additionalProperties: {}, description: RawContextMapSchema.description });
 const mapBody = (description: string) => ({
   body: { required: true, description, content: { 'application/json': { schema: RawMap } } },
 });

@@ -9,6 +9,7 @@
 import type { JobDefinition } from '../../shared/job/schema.ts';
 import { createGcsInput } from './inputs/gcs/index.ts';
 import { createHttpPollInput } from './inputs/http-poll/index.ts';
+import { withRunReports } from './run-reports.ts';
 import { runOnTrigger } from './triggers.ts';
 import type { FingerprintStore, Input, Output, RunReport, WatermarkStore } from './types.ts';
 
@@ -23,7 +24,8 @@ export interface RunOptions {
 
 export function inputFor(definition: JobDefinition): Input {
   if (definition.input.gcs) return createGcsInput(definition.input.gcs);
-  if (definition.input['http-poll']) return createHttpPollInput(definition.input['http-poll']);
+  if (definition.input['http-poll'])
+    return withRunReports(createHttpPollInput(definition.input['http-poll']));
   throw new Error(`no input kind in job ${definition.name}`);
 }
 
@@ -31,14 +33,10 @@ export async function runJob(definition: JobDefinition, options: RunOptions): Pr
   const input = inputFor(definition);
   const report = options.report ?? (() => {});
   const trigger = definition.input.gcs?.trigger ?? definition.input['http-poll']?.trigger;
-  const managesOwnRuns = Boolean(definition.input.gcs); // the gcs input reports its own run events
   try {
     await runOnTrigger(
       trigger,
       async (window) => {
-        const started = Date.now();
-        let events = 0;
-        if (!managesOwnRuns) report({ type: 'job-run-started', payload: { ...(window ? { window } : {}) } });
         try {
           await input.run(
             {
@@ -50,16 +48,12 @@ export async function runJob(definition: JobDefinition, options: RunOptions): Pr
               report,
               ...(window ? { window } : {}),
             },
-            async (batch) => {
-              events += batch.length;
-              await options.output.write(batch);
-            },
+            (batch) => options.output.write(batch),
           );
-          if (!managesOwnRuns)
-            report({ type: 'job-run-ended', payload: { events, ms: Date.now() - started } });
         } catch (err) {
           if (options.signal.aborted) return;
           report({ type: 'job-errors', payload: { reason: (err as Error).message } });
+          // A triggered job keeps running after a failed run; a one-shot job fails.
           if (!trigger) throw err;
         }
       },

@@ -24,6 +24,7 @@ import type {
   KeyIndexEntry,
   WorkerRecord,
 } from '../identity/store.ts';
+import { jobsCollection } from '../jobs/store.ts';
 import { deleteWorkerSubscription, ensureWorkerSubscription } from '../messaging/worker-channel.ts';
 
 /** Built-in workers: `cloud` (the scheduled function) always, `local` in the local stack. */
@@ -58,7 +59,23 @@ export function workersFamily(deps: AppDeps): RouteFamily {
   const admin = [authenticate(deps), requireRole('admin')];
   const viewer = [authenticate(deps), requireRole('viewer')];
 
-  const view = (record: WorkerRecord | undefined, id: string) => {
+  /** Worker id → names of the jobs deployed to it, from one read of the tenant's jobs. */
+  const deployedJobs = async (tenant: string): Promise<Map<string, string[]>> => {
+    const snap = await jobsCollection(await deps.clients.firestore(), tenant)
+      .select('deployments')
+      .get();
+    const byWorker = new Map<string, string[]>();
+    for (const doc of snap.docs) {
+      for (const worker of Object.keys(
+        (doc.get('deployments') as Record<string, unknown> | undefined) ?? {},
+      )) {
+        byWorker.set(worker, [...(byWorker.get(worker) ?? []), doc.id]);
+      }
+    }
+    return byWorker;
+  };
+
+  const view = (record: WorkerRecord | undefined, id: string, jobs: string[] = []) => {
     const lastSeen = record?.last_seen ?? null;
     const online =
       id === 'cloud' || (lastSeen !== null && Date.now() - Date.parse(lastSeen) < 3 * heartbeatMs);
@@ -68,7 +85,7 @@ export function workersFamily(deps: AppDeps): RouteFamily {
       state: online ? ('online' as const) : ('offline' as const),
       last_seen: lastSeen,
       built_in: (BUILT_IN_WORKERS as readonly string[]).includes(id),
-      jobs: [] as string[],
+      jobs,
       created_at: record?.created_at ?? null,
     };
   };
@@ -105,9 +122,13 @@ export function workersFamily(deps: AppDeps): RouteFamily {
       responses: { 200: json(z.array(WorkerView), 'Workers'), ...errors(401, 403) },
     }),
     async (c) => {
-      const records = await (await auth.store()).list<WorkerRecord>(c.get('principal').tenant, 'workers');
-      const listed = records.map((r) => view(r, r.id));
-      if (!records.some((r) => r.id === 'cloud')) listed.unshift(view(undefined, 'cloud'));
+      const tenant = c.get('principal').tenant;
+      const [records, jobs] = await Promise.all([
+        (await auth.store()).list<WorkerRecord>(tenant, 'workers'),
+        deployedJobs(tenant),
+      ]);
+      const listed = records.map((r) => view(r, r.id, jobs.get(r.id)));
+      if (!records.some((r) => r.id === 'cloud')) listed.unshift(view(undefined, 'cloud', jobs.get('cloud')));
       return c.json(listed, 200);
     },
   );
@@ -129,7 +150,7 @@ export function workersFamily(deps: AppDeps): RouteFamily {
         | WorkerRecord
         | undefined;
       if (!record && id !== 'cloud') throw ApiError.notFound(`no worker ${id}`);
-      return c.json(view(record, id), 200);
+      return c.json(view(record, id, (await deployedJobs(c.get('principal').tenant)).get(id)), 200);
     },
   );
 

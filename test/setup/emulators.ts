@@ -8,6 +8,8 @@ import { type GoogleEmulators, startGoogleEmulators } from '../../local/google-e
 let emulators: GoogleEmulators | undefined;
 
 export async function setup(): Promise<void> {
+  // No metadata server next to the emulators: skip google-auth's probe (and its warning).
+  process.env.METADATA_SERVER_DETECTION ??= 'none';
   emulators = await startGoogleEmulators();
   process.env.FIRESTORE_EMULATOR_HOST = emulators.firestoreHost;
   process.env.PUBSUB_EMULATOR_HOST = emulators.pubsubHost;

@@ -88,6 +88,7 @@ describe('heartbeats', () => {
     }
     const worker = await json(await t.request('/api/workers/w2', { headers: admin }));
     expect(worker.state).toBe('online');
+    expect(worker.jobs).toEqual(['hb-job']);
     const job = await json(await t.request('/api/jobs/hb-job', { headers: admin }));
     expect(job.deployments).toEqual([expect.objectContaining({ worker: 'w2', state: 'failed' })]);
     const events = await json(

@@ -1,0 +1,53 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cloudWorkerTick } from '../../functions/scheduled/cloud-worker.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
+import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
+import { json, jsonInit } from '../helpers/http.ts';
+
+let t: TestApp;
+let admin: Record<string, string>;
+let upstream: Server;
+let hits = 0;
+
+beforeAll(async () => {
+  t = await testApp();
+  admin = bearer(await bootstrapTestAdmin(t));
+  upstream = createServer((_req, res) => {
+    hits++;
+    res.end('{"ok":true}');
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+});
+afterAll(async () => {
+  upstream.close();
+  await t.close();
+});
+
+describe('the built-in cloud worker', () => {
+  it('runs a trigger-less job deployed to it once, in the scheduled tick, and records the run', async () => {
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/`;
+    const yaml = `name: cloud-once\ninput:\n  http-poll:\n    url: ${url}\n    json: true\noutput:\n  print: {}\n`;
+    await t.request('/api/jobs/cloud-once', {
+      method: 'PUT',
+      headers: { ...admin, 'content-type': 'application/yaml' },
+      body: yaml,
+    });
+    expect(
+      (await t.request('/api/jobs/cloud-once/deploy', jsonInit('POST', { workers: ['cloud'] }, admin)))
+        .status,
+    ).toBe(200);
+
+    const results = await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    expect(results.map((r) => r.job)).toContain('cloud-once');
+    expect(hits).toBe(1);
+    await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    expect(hits).toBe(1);
+    await new Promise((r) => setTimeout(r, 200));
+    const events = await json(await t.request('/api/events?job=cloud-once&worker=cloud', { headers: admin }));
+    expect(events.events.map((e: { type: string }) => e.type)).toEqual(
+      expect.arrayContaining(['job-run-started', 'job-run-ended']),
+    );
+  });
+});
