@@ -28,17 +28,17 @@ describe('check:deploy', () => {
     const source = `
       export async function list(db, tenant, job) {
         let q = eventsCollection(db, tenant).where('job', '==', job);
-        q = q.where('kind', '==', 'user').orderBy('time');
+        q = q.where('kind', '==', 'user').orderBy('id');
         return q.get();
       }`;
     const helpers = new Map([['eventsCollection', 'events']]);
     const queries = findQueries('events.ts', source, helpers);
     expect(queries).toEqual([
-      expect.objectContaining({ collection: 'events', equality: ['job', 'kind'], sort: ['time'] }),
+      expect.objectContaining({ collection: 'events', equality: ['job', 'kind'], sort: ['id'] }),
     ]);
     const problems = missingIndexes(queries, tf);
-    expect(problems).toHaveLength(1); // (job, time) exists; (kind, time) does not
-    expect(problems[0]).toContain('(kind, time)');
+    expect(problems).toHaveLength(1); // (job, id) exists; (kind, id) does not
+    expect(problems[0]).toContain('(kind, id)');
   });
 
   it('needs no composite index for equality-only or single-field queries', async () => {
