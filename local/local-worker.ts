@@ -32,7 +32,8 @@ export async function startLocalWorker(
   ];
   if (options.certPath) args.push('--ca-file', options.certPath);
   return await spawnGuarded('local worker', process.execPath, args, /connected to/, {
-    env: { SLUICE_WORKER_KEY: key },
+    // Jobs on the local worker may call the local stack itself, so they trust its certificate.
+    env: { SLUICE_WORKER_KEY: key, ...(options.certPath ? { NODE_EXTRA_CA_CERTS: options.certPath } : {}) },
     onOutput: (chunk, stream) => {
       const text = chunk.toString().replace(/^(?=.)/gm, '[local] ');
       (stream === 'stdout' ? process.stdout : process.stderr).write(text);
