@@ -38,6 +38,8 @@ export interface StackOptions {
   gcsDir?: string;
   projectId?: string;
   env?: NodeJS.ProcessEnv;
+  /** Start our own emulators even when the environment names running ones (tests of persistence). */
+  ownEmulators?: boolean;
 }
 
 export interface Stack {
@@ -59,7 +61,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const projectId = options.projectId ?? 'demo-sluice';
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
 
-  const google = await startGoogleEmulators({ persistDir: options.dataDir });
+  const google = await startGoogleEmulators({ persistDir: options.dataDir, reuseFromEnv: !options.ownEmulators });
   const gcs = await startStorageEmulator({
     host,
     port: 0,

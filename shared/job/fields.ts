@@ -40,6 +40,8 @@ export function fieldsFor(level: Level) {
     if (level === 'rendered') return schema;
     const wrapped = z.unknown().superRefine((value, ctx) => {
       if (typeof value === 'string' && TEMPLATE_PATTERN.test(value)) return;
+      // The common case is valid: check cheaply first, and only re-run to collect inputs for messages.
+      if (schema.safeParse(value).success) return;
       const result = schema.safeParse(value, { reportInput: true });
       if (!result.success) for (const issue of result.error.issues) ctx.addIssue(issue as never);
     });

@@ -1,0 +1,70 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../../local/processes.ts';
+import { startStack } from '../../local/stack.ts';
+
+describe('the local stack', () => {
+  it('bootstraps the admin once, serves the API, and keeps data across a stop and restart', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sluice-stack-'));
+    const env = { ...process.env };
+    delete env.SLUICE_ADMIN_PASSWORD;
+    const first = await startStack({
+      dataDir,
+      port: await freePort(),
+      http: true,
+      env,
+      projectId: 'demo-stack-test',
+      ownEmulators: true,
+    });
+    let password: string;
+    try {
+      expect(first.notices.join('\n')).toContain('created the system admin `admin`');
+      password = readFileSync(join(dataDir, 'admin-password'), 'utf8').trim();
+      expect(statSync(join(dataDir, 'admin-password')).mode & 0o777).toBe(0o600);
+      expect(await (await fetch(`${first.url}/api/health`)).json()).toEqual({ status: 'ok' });
+      const token = await login(first.url, password);
+      const saved = await fetch(`${first.url}/api/contexts/update-global`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ survives: 'restart' }),
+      });
+      expect(saved.status).toBe(200);
+      const workers = await (
+        await fetch(`${first.url}/api/workers`, { headers: { authorization: `Bearer ${token}` } })
+      ).json();
+      expect(workers.map((w: { id: string }) => w.id)).toEqual(expect.arrayContaining(['cloud', 'local']));
+    } finally {
+      await first.stop();
+    }
+
+    const second = await startStack({
+      dataDir,
+      port: await freePort(),
+      http: true,
+      env,
+      projectId: 'demo-stack-test',
+      ownEmulators: true,
+    });
+    try {
+      expect(second.notices).toEqual([]);
+      const token = await login(second.url, password);
+      const global = await (
+        await fetch(`${second.url}/api/contexts/global`, { headers: { authorization: `Bearer ${token}` } })
+      ).json();
+      expect(global).toEqual({ survives: 'restart' });
+    } finally {
+      await second.stop();
+    }
+  }, 120_000);
+});
+
+async function login(url: string, password: string): Promise<string> {
+  const res = await fetch(`${url}/api/tokens/create/user`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password }),
+  });
+  return ((await res.json()) as { token: string }).token;
+}
