@@ -61,7 +61,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const projectId = options.projectId ?? 'demo-sluice';
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
 
-  const google = await startGoogleEmulators({ persistDir: options.dataDir, reuseFromEnv: !options.ownEmulators });
+  const google = await startGoogleEmulators({
+    persistDir: options.dataDir,
+    reuseFromEnv: !options.ownEmulators,
+  });
   const gcs = await startStorageEmulator({
     host,
     port: 0,
