@@ -17,6 +17,7 @@ locals {
     contexts           = { kind = "http", paths = ["/api/contexts/*"] }
     jobs               = { kind = "http", paths = ["/api/jobs", "/api/jobs/*"] }
     events             = { kind = "http", paths = ["/api/events"] }
+    secrets            = { kind = "http", paths = ["/api/secrets", "/api/secrets/*"] }
     worker-api         = { kind = "http", paths = ["/api/worker/*"] }
     scheduled          = { kind = "tasks", paths = [] }
   }

@@ -9,6 +9,7 @@ import { contextCommands } from './context.ts';
 import { eventsCommands } from './events.ts';
 import { identityCommands } from './identity.ts';
 import { jobCommands } from './job.ts';
+import { secretCommands } from './secret.ts';
 import { workerRunCommands } from './worker-run.ts';
 
 export type CommandGroup = (program: Command, wrap: Wrap) => void;
@@ -20,4 +21,5 @@ export const COMMAND_GROUPS: CommandGroup[] = [
   contextCommands,
   jobCommands,
   eventsCommands,
+  secretCommands,
 ];

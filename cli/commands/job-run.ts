@@ -14,6 +14,7 @@ import type { ContextMap } from '../../shared/context/map.ts';
 import { renderJob } from '../../shared/context/render.ts';
 import { resolveContext } from '../../shared/context/resolve.ts';
 import { parseJobYaml } from '../../shared/job/index.ts';
+import { resolveRuntimeRefs } from '../../shared/runtime-refs.ts';
 import { CliError } from '../exit-codes.ts';
 import type { CommandContext } from '../globals.ts';
 import { parseAssignment } from './context.ts';
@@ -65,13 +66,20 @@ export async function jobRunAction(
       rendered.errors.map((e) => `  ${e.path}: ${e.message} (pass it with --context KEY=VALUE)`),
     );
   }
+  // No control plane here: secrets cannot be had, variables only through their fallbacks.
+  const runtime = resolveRuntimeRefs(rendered.definition, { secrets: {}, variables: {} });
+  if (!runtime.ok) {
+    throw new CliError(`${file} needs values only a deployed worker gets: ${runtime.missing.join(', ')}`, 1, [
+      'Deploy the job to a worker, or give variables a fallback: ${dyn|NAME||value}.',
+    ]);
+  }
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   streams.signal?.addEventListener('abort', stop, { once: true });
   try {
-    await runJob(rendered.definition, {
+    await runJob(runtime.value, {
       worker,
       output: createPrintOutput(streams.stdout as never),
       ...fileStores(options.stateDir),

@@ -11,6 +11,7 @@ import { ApiError } from '../../shared/errors.ts';
 import { parseJobYaml } from '../../shared/job/parse.ts';
 import { JOB_NAME } from '../../shared/job/schema.ts';
 import { validateJob } from '../../shared/job/validate.ts';
+import { findRuntimeRefs } from '../../shared/runtime-refs.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
 import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
@@ -19,6 +20,7 @@ import { authenticate, requireRole } from '../auth/middleware.ts';
 import { deliver, enqueueMessage } from '../contexts/outbox.ts';
 import { ContextStore } from '../contexts/store.ts';
 import { appendEventIn, buildEvent } from '../events/event-log.ts';
+import { SecretStore } from '../secrets/store.ts';
 import { BUILT_IN_WORKERS } from '../workers/routes.ts';
 import { renderForWorkers, renderingFailures } from './render-for-worker.ts';
 import { definitionOf, type JobRecord, jobState, jobsCollection, stagedContext } from './store.ts';
@@ -402,6 +404,18 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
       );
       if (failures.length)
         throw ApiError.invalid(`job ${name} does not render for every worker; nothing was changed`, failures);
+      const secrets = findRuntimeRefs(definition).secrets;
+      const present = await new SecretStore(firestore, deps.config.secretsKey).existing(tenant, secrets);
+      const absent = secrets.filter((ref) => !present.has(ref));
+      if (absent.length) {
+        throw ApiError.invalid(
+          `job ${name} uses secrets that do not exist: ${absent.join(', ')}; nothing was changed`,
+          absent.map((ref) => ({
+            path: '',
+            message: `no secret ${ref} (set it with sluice secret set ${ref} --value-stdin)`,
+          })),
+        );
+      }
       const now = new Date().toISOString();
       const staged = {
         version: current.version,

@@ -10,6 +10,7 @@
  *   await runWorker({ api: () => client, output: createPrintOutput(process.stdout), stores: fileStores(dir), signal, log });
  */
 import type { JobDefinition } from '../../shared/job/schema.ts';
+import { findRuntimeRefs, resolveRuntimeRefs } from '../../shared/runtime-refs.ts';
 import type { DeploymentState } from '../jobs/store.ts';
 import { runJob } from './runner.ts';
 import type { FingerprintStore, Output, RunReport, WatermarkStore } from './types.ts';
@@ -108,11 +109,46 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         });
         continue;
       }
-      const fingerprint = JSON.stringify(job.definition);
+      const resolved = await resolveRefs(job.name, job.definition);
+      if (!resolved.ok) {
+        current?.controller.abort();
+        jobs.set(job.name, {
+          fingerprint: '',
+          version: job.version,
+          controller: new AbortController(),
+          state: 'failed',
+          error: resolved.error,
+        });
+        options.log(`${job.name}: cannot run: ${resolved.error}`);
+        continue;
+      }
+      // Compared in memory only: the fingerprint may hold secret values and is never sent or logged.
+      const fingerprint = JSON.stringify(resolved.definition);
       if (current?.fingerprint === fingerprint) continue;
       current?.controller.abort();
-      start(job as DeployedJob & { definition: JobDefinition }, fingerprint);
+      start({ ...job, definition: resolved.definition }, fingerprint);
     }
+  };
+
+  /** Fills in `${secret|...}` (from the control plane, for this job only) and `${dyn|...||fallback}`. */
+  const resolveRefs = async (
+    name: string,
+    definition: JobDefinition,
+  ): Promise<{ ok: true; definition: JobDefinition } | { ok: false; error: string }> => {
+    const refs = findRuntimeRefs(definition);
+    const secrets = refs.secrets.length
+      ? (
+          await (
+            await options.api()
+          ).post<{ values: Record<string, string> }>('/api/worker/secrets/resolve', {
+            body: { job: name, refs: refs.secrets },
+          })
+        ).values
+      : {};
+    const result = resolveRuntimeRefs(definition, { secrets, variables: {} });
+    return result.ok
+      ? { ok: true, definition: result.value }
+      : { ok: false, error: `missing ${result.missing.join(', ')}` };
   };
 
   const heartbeat = async () => {

@@ -8,6 +8,7 @@ import { authenticate, requireRole } from '../auth/middleware.ts';
 import { registerHeartbeat } from './heartbeat.ts';
 import { registerWorkerJobs } from './jobs.ts';
 import { registerWorkerMessages } from './messages.ts';
+import { registerSecretResolution } from './secrets.ts';
 
 export function workerApiFamily(deps: AppDeps): RouteFamily {
   const routes = createRouter();
@@ -15,5 +16,6 @@ export function workerApiFamily(deps: AppDeps): RouteFamily {
   registerWorkerJobs(routes, deps);
   registerHeartbeat(routes, deps);
   registerWorkerMessages(routes, deps);
+  registerSecretResolution(routes, deps);
   return { name: 'worker-api', routes };
 }

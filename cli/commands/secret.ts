@@ -1,0 +1,52 @@
+/** `sluice secret set SCOPE/NAME --value-stdin`, `ls`, `rm` (admin). Values come from stdin only. */
+import { Option } from 'commander';
+import { CliError } from '../exit-codes.ts';
+import { printResult } from '../output.ts';
+import type { CommandGroup } from './index.ts';
+
+function split(ref: string): [string, string] {
+  const [scope, name, ...rest] = ref.split('/');
+  if (!scope || !name || rest.length) throw CliError.usage(`expected SCOPE/NAME, got "${ref}"`);
+  return [encodeURIComponent(scope), encodeURIComponent(name)];
+}
+
+export const secretCommands: CommandGroup = (program, wrap) => {
+  const secret = program
+    .command('secret')
+    .description('Secrets referenced by jobs as ${secret|scope/name} (admin)');
+  secret
+    .command('set')
+    .argument('<scope/name>')
+    .addOption(new Option('--value-stdin', 'read the value from standard input').makeOptionMandatory())
+    .description('Store a secret; the value is read from standard input and never shown again')
+    .action(
+      wrap(async (ctx, ref) => {
+        if (ctx.io.stdinIsTty) throw CliError.usage('pipe the value on standard input');
+        const value = (await ctx.io.readStdin()).replace(/\r?\n$/, '');
+        if (!value) throw CliError.usage('standard input was empty: expected the secret value');
+        const [scope, name] = split(ref as string);
+        await (await ctx.api()).put(`/api/secrets/${scope}/${name}`, { body: { value } });
+        ctx.io.stderr(`stored secret ${ref}\n`);
+      }),
+    );
+  secret
+    .command('ls')
+    .description('List secrets (names and times, never values)')
+    .action(
+      wrap(async (ctx) =>
+        printResult(ctx.io, await (await ctx.api()).get('/api/secrets'), ctx.globals.output, {
+          columns: ['scope', 'name', 'updated_at'],
+        }),
+      ),
+    );
+  secret
+    .command('rm')
+    .argument('<scope/name>')
+    .action(
+      wrap(async (ctx, ref) => {
+        const [scope, name] = split(ref as string);
+        await (await ctx.api()).delete(`/api/secrets/${scope}/${name}`);
+        ctx.io.stderr(`deleted secret ${ref}\n`);
+      }),
+    );
+};

@@ -1,0 +1,94 @@
+/**
+ * The `secrets` family (admin), CONTRACT section 6: `PUT /api/secrets/{scope}/{name}`
+ * stores a value encrypted; listing shows scope, name and `updated_at`, never values.
+ * Jobs reference secrets as `${secret|scope/name}`; only the worker running such a job
+ * can have them revealed (`POST /api/worker/secrets/resolve`).
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import { RESOURCE_ID } from '../../shared/auth/names.ts';
+import { ApiError } from '../../shared/errors.ts';
+import type { AppDeps } from '../app/deps.ts';
+import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
+import { createRouter, type RouteFamily } from '../app/router.ts';
+import { authenticate, requireRole } from '../auth/middleware.ts';
+import { SecretStore } from './store.ts';
+
+const Params = z.object({
+  scope: z.string().regex(RESOURCE_ID, 'scopes use letters, digits, . _ - (at most 128)'),
+  name: z.string().regex(RESOURCE_ID, 'names use letters, digits, . _ - (at most 128)'),
+});
+
+export function secretsFamily(deps: AppDeps): RouteFamily {
+  const routes = createRouter();
+  routes.use('/secrets', authenticate(deps), requireRole('admin'));
+  routes.use('/secrets/*', authenticate(deps), requireRole('admin'));
+  const store = async () => new SecretStore(await deps.clients.firestore(), deps.config.secretsKey);
+
+  routes.openapi(
+    createRoute({
+      method: 'put',
+      path: '/secrets/{scope}/{name}',
+      tags: ['secrets'],
+      summary: 'Store a secret (encrypted at rest; never returned)',
+      security: BEARER,
+      request: {
+        params: Params,
+        ...body(
+          z
+            .strictObject({
+              value: z
+                .string()
+                .min(1)
+                .max(64 * 1024),
+            })
+            .openapi('SecretValue'),
+        ),
+      },
+      responses: { 204: noContent('Stored'), ...errors(400, 401, 403, 503) },
+    }),
+    async (c) => {
+      const { scope, name } = c.req.valid('param');
+      await (await store()).put(c.get('principal').tenant, scope, name, c.req.valid('json').value);
+      return c.body(null, 204);
+    },
+  );
+
+  routes.openapi(
+    createRoute({
+      method: 'get',
+      path: '/secrets',
+      tags: ['secrets'],
+      summary: 'Secrets of the tenant: scope, name and updated_at, never values',
+      security: BEARER,
+      responses: {
+        200: json(
+          z.array(z.object({ scope: z.string(), name: z.string(), updated_at: z.string() })),
+          'Secrets',
+        ),
+        ...errors(401, 403),
+      },
+    }),
+    async (c) => c.json(await (await store()).list(c.get('principal').tenant), 200),
+  );
+
+  routes.openapi(
+    createRoute({
+      method: 'delete',
+      path: '/secrets/{scope}/{name}',
+      tags: ['secrets'],
+      summary: 'Delete a secret',
+      security: BEARER,
+      request: { params: Params },
+      responses: { 204: noContent('Deleted'), ...errors(401, 403, 404) },
+    }),
+    async (c) => {
+      const { scope, name } = c.req.valid('param');
+      if (!(await (await store()).delete(c.get('principal').tenant, scope, name))) {
+        throw ApiError.notFound(`no secret ${scope}/${name}`);
+      }
+      return c.body(null, 204);
+    },
+  );
+
+  return { name: 'secrets', routes };
+}

@@ -1,0 +1,71 @@
+/** Encrypted secrets in Firestore: `tenants/{tenant}/secrets/{scope}~{name}`. */
+import type { Firestore } from '@google-cloud/firestore';
+import { ApiError } from '../../shared/errors.ts';
+import { open, type SealedValue, seal } from './crypto.ts';
+
+interface StoredSecret extends SealedValue {
+  scope: string;
+  name: string;
+  updated_at: string;
+}
+
+export class SecretStore {
+  constructor(
+    private readonly db: Firestore,
+    private readonly keyBase64: string | undefined,
+  ) {}
+
+  private collection(tenant: string) {
+    return this.db.collection('tenants').doc(tenant).collection('secrets');
+  }
+
+  private key(): string {
+    if (!this.keyBase64) throw ApiError.unavailable('secrets are not configured: set SLUICE_SECRETS_KEY');
+    return this.keyBase64;
+  }
+
+  async put(tenant: string, scope: string, name: string, value: string): Promise<void> {
+    const sealed = seal(value, this.key(), `${tenant}/${scope}/${name}`);
+    await this.collection(tenant)
+      .doc(`${scope}~${name}`)
+      .set({ scope, name, ...sealed, updated_at: new Date().toISOString() });
+  }
+
+  async list(tenant: string): Promise<{ scope: string; name: string; updated_at: string }[]> {
+    const snap = await this.collection(tenant).orderBy('scope').get();
+    return snap.docs
+      .map((d) => d.data() as StoredSecret)
+      .map(({ scope, name, updated_at }) => ({ scope, name, updated_at }))
+      .sort((a, b) => `${a.scope}/${a.name}`.localeCompare(`${b.scope}/${b.name}`));
+  }
+
+  async delete(tenant: string, scope: string, name: string): Promise<boolean> {
+    const ref = this.collection(tenant).doc(`${scope}~${name}`);
+    if (!(await ref.get()).exists) return false;
+    await ref.delete();
+    return true;
+  }
+
+  /** Which of `refs` (`scope/name`) exist. */
+  async existing(tenant: string, refs: string[]): Promise<Set<string>> {
+    if (!refs.length) return new Set();
+    const snaps = await this.db.getAll(
+      ...refs.map((ref) => this.collection(tenant).doc(ref.replace('/', '~'))),
+    );
+    return new Set(refs.filter((_, i) => snaps[i]!.exists));
+  }
+
+  /** Decrypted values of `refs`; only for the worker that runs a job using them. */
+  async reveal(tenant: string, refs: string[]): Promise<Record<string, string>> {
+    if (!refs.length) return {};
+    const snaps = await this.db.getAll(
+      ...refs.map((ref) => this.collection(tenant).doc(ref.replace('/', '~'))),
+    );
+    const values: Record<string, string> = {};
+    snaps.forEach((snap, i) => {
+      const stored = snap.data() as StoredSecret | undefined;
+      if (stored) values[refs[i]!] = open(stored, this.key(), `${tenant}/${stored.scope}/${stored.name}`);
+    });
+    return values;
+  }
+}

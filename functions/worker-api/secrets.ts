@@ -1,0 +1,45 @@
+/**
+ * `POST /api/worker/secrets/resolve` (role `worker`): the values of secrets a job uses,
+ * for the worker that job is deployed to, and nothing else (403 otherwise).
+ */
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { ApiError } from '../../shared/errors.ts';
+import { findRuntimeRefs } from '../../shared/runtime-refs.ts';
+import type { AppDeps } from '../app/deps.ts';
+import type { AppEnv } from '../app/env.ts';
+import { BEARER, body, errors, json } from '../app/openapi-common.ts';
+import { type JobRecord, jobsCollection } from '../jobs/store.ts';
+import { SecretStore } from '../secrets/store.ts';
+
+export function registerSecretResolution(routes: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  routes.openapi(
+    createRoute({
+      method: 'post',
+      path: '/worker/secrets/resolve',
+      tags: ['worker'],
+      summary: 'Values of the secrets a job deployed to this worker uses',
+      security: BEARER,
+      request: body(
+        z.strictObject({ job: z.string().max(128), refs: z.array(z.string().max(257)).min(1).max(100) }),
+      ),
+      responses: {
+        200: json(z.object({ values: z.record(z.string(), z.string()) }), 'Values'),
+        ...errors(400, 401, 403),
+      },
+    }),
+    async (c) => {
+      const { job, refs } = c.req.valid('json');
+      const { tenant, subject: worker } = c.get('principal');
+      const db = await deps.clients.firestore();
+      const record = (await jobsCollection(db, tenant).doc(job).get()).data() as JobRecord | undefined;
+      const used =
+        record?.staged && record.deployments?.[worker]
+          ? findRuntimeRefs(JSON.parse(record.staged.definition_json)).secrets
+          : [];
+      const refused = refs.filter((ref) => !used.includes(ref));
+      if (refused.length)
+        throw ApiError.forbidden(`job ${job} on this worker does not use ${refused.join(', ')}`);
+      return c.json({ values: await new SecretStore(db, deps.config.secretsKey).reveal(tenant, refs) }, 200);
+    },
+  );
+}
