@@ -14,6 +14,7 @@ import { secretsFamily } from './secrets/routes.ts';
 import { tenantsFamily } from './tenants/routes.ts';
 import { tokensFamily } from './tokens/routes.ts';
 import { usersFamily } from './users/routes.ts';
+import { variablesFamily } from './variables/routes.ts';
 import { workerApiFamily } from './worker-api/routes.ts';
 import { workersFamily } from './workers/routes.ts';
 
@@ -30,5 +31,6 @@ export const ALL_FAMILIES: FamilyFactory[] = [
   jobsFamily,
   eventsFamily,
   secretsFamily,
+  variablesFamily,
   workerApiFamily,
 ];

@@ -18,6 +18,7 @@ locals {
     jobs               = { kind = "http", paths = ["/api/jobs", "/api/jobs/*"] }
     events             = { kind = "http", paths = ["/api/events"] }
     secrets            = { kind = "http", paths = ["/api/secrets", "/api/secrets/*"] }
+    variables          = { kind = "http", paths = ["/api/variables", "/api/variables/*"] }
     worker-api         = { kind = "http", paths = ["/api/worker/*"] }
     scheduled          = { kind = "tasks", paths = [] }
   }

@@ -10,6 +10,7 @@ import { eventsCommands } from './events.ts';
 import { identityCommands } from './identity.ts';
 import { jobCommands } from './job.ts';
 import { secretCommands } from './secret.ts';
+import { variableCommands } from './variable.ts';
 import { workerRunCommands } from './worker-run.ts';
 
 export type CommandGroup = (program: Command, wrap: Wrap) => void;
@@ -22,4 +23,5 @@ export const COMMAND_GROUPS: CommandGroup[] = [
   jobCommands,
   eventsCommands,
   secretCommands,
+  variableCommands,
 ];

@@ -145,7 +145,11 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
           })
         ).values
       : {};
-    const result = resolveRuntimeRefs(definition, { secrets, variables: {} });
+    const variables = refs.variables.length
+      ? (await (await options.api()).get<{ variables: Record<string, string> }>('/api/worker/variables'))
+          .variables
+      : {};
+    const result = resolveRuntimeRefs(definition, { secrets, variables });
     return result.ok
       ? { ok: true, definition: result.value }
       : { ok: false, error: `missing ${result.missing.join(', ')}` };

@@ -9,6 +9,7 @@ import { registerHeartbeat } from './heartbeat.ts';
 import { registerWorkerJobs } from './jobs.ts';
 import { registerWorkerMessages } from './messages.ts';
 import { registerSecretResolution } from './secrets.ts';
+import { registerWorkerVariables } from './variables.ts';
 
 export function workerApiFamily(deps: AppDeps): RouteFamily {
   const routes = createRouter();
@@ -17,5 +18,6 @@ export function workerApiFamily(deps: AppDeps): RouteFamily {
   registerHeartbeat(routes, deps);
   registerWorkerMessages(routes, deps);
   registerSecretResolution(routes, deps);
+  registerWorkerVariables(routes, deps);
   return { name: 'worker-api', routes };
 }

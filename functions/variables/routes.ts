@@ -1,0 +1,140 @@
+/**
+ * The `variables` family (admin), CONTRACT section 6: the `${dyn|NAME}` store. A change
+ * records a `variable` / `variable-deleted` event and sends `update-variable` to every
+ * worker, which uses the new value from its next run on, without a redeploy.
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { ApiError } from '../../shared/errors.ts';
+import type { AppDeps } from '../app/deps.ts';
+import type { AppEnv } from '../app/env.ts';
+import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
+import { createRouter, type RouteFamily } from '../app/router.ts';
+import { authenticate, requireRole } from '../auth/middleware.ts';
+import { deliver, enqueueMessage } from '../contexts/outbox.ts';
+import { appendEventIn, buildEvent } from '../events/event-log.ts';
+
+export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
+const NameParam = z.object({
+  name: z
+    .string()
+    .regex(VARIABLE_NAME, 'variable names start with a letter or _ and use letters, digits, _ . -'),
+});
+const Variable = z
+  .object({ name: z.string(), value: z.string(), updated_at: z.string() })
+  .openapi('Variable');
+
+export function variablesCollection(db: FirebaseFirestore.Firestore, tenant: string) {
+  return db.collection('tenants').doc(tenant).collection('variables');
+}
+
+export function variablesFamily(deps: AppDeps): RouteFamily {
+  const routes = createRouter();
+  routes.use('/variables', authenticate(deps), requireRole('admin'));
+  routes.use('/variables/*', authenticate(deps), requireRole('admin'));
+
+  /** Writes or deletes a variable with its event and its `update-variable` message, atomically. */
+  async function change(c: Context<AppEnv>, name: string, value: string | null): Promise<boolean> {
+    const db = await deps.clients.firestore();
+    const tenant = c.get('principal').tenant;
+    const ref = variablesCollection(db, tenant).doc(name);
+    const result = await db.runTransaction(async (tx) => {
+      const existed = (await tx.get(ref)).exists;
+      if (value === null && !existed) return undefined;
+      if (value === null) tx.delete(ref);
+      else tx.set(ref, { name, value, updated_at: new Date().toISOString() });
+      // Values are not secret, but events stay small: the event names the variable only.
+      appendEventIn(tx, db, tenant, {
+        type: value === null ? 'variable-deleted' : 'variable',
+        source: 'server',
+        payload: { name },
+      });
+      return enqueueMessage(
+        tx,
+        db,
+        { tenant },
+        buildEvent({ type: 'update-variable', source: 'server', payload: { name } }),
+      );
+    });
+    if (result) await deliver(deps, result.id, result.entry);
+    return result !== undefined;
+  }
+
+  routes.openapi(
+    createRoute({
+      method: 'put',
+      path: '/variables/{name}',
+      tags: ['variables'],
+      summary: 'Set a variable; workers use it from their next run on',
+      security: BEARER,
+      request: {
+        params: NameParam,
+        ...body(z.strictObject({ value: z.string().max(64 * 1024) }).openapi('VariableValue')),
+      },
+      responses: { 204: noContent('Set'), ...errors(400, 401, 403) },
+    }),
+    async (c) => {
+      await change(c, c.req.valid('param').name, c.req.valid('json').value);
+      return c.body(null, 204);
+    },
+  );
+
+  routes.openapi(
+    createRoute({
+      method: 'get',
+      path: '/variables',
+      tags: ['variables'],
+      summary: 'Variables with their values',
+      security: BEARER,
+      responses: { 200: json(z.array(Variable), 'Variables'), ...errors(401, 403) },
+    }),
+    async (c) => {
+      const snap = await variablesCollection(await deps.clients.firestore(), c.get('principal').tenant)
+        .orderBy('name')
+        .get();
+      return c.json(
+        snap.docs.map((d) => d.data() as z.infer<typeof Variable>),
+        200,
+      );
+    },
+  );
+
+  routes.openapi(
+    createRoute({
+      method: 'get',
+      path: '/variables/{name}',
+      tags: ['variables'],
+      summary: 'One variable',
+      security: BEARER,
+      request: { params: NameParam },
+      responses: { 200: json(Variable, 'The variable'), ...errors(401, 403, 404) },
+    }),
+    async (c) => {
+      const { name } = c.req.valid('param');
+      const snap = await variablesCollection(await deps.clients.firestore(), c.get('principal').tenant)
+        .doc(name)
+        .get();
+      if (!snap.exists) throw ApiError.notFound(`no variable ${name}`);
+      return c.json(snap.data() as z.infer<typeof Variable>, 200);
+    },
+  );
+
+  routes.openapi(
+    createRoute({
+      method: 'delete',
+      path: '/variables/{name}',
+      tags: ['variables'],
+      summary: 'Delete a variable',
+      security: BEARER,
+      request: { params: NameParam },
+      responses: { 204: noContent('Deleted'), ...errors(401, 403, 404) },
+    }),
+    async (c) => {
+      const { name } = c.req.valid('param');
+      if (!(await change(c, name, null))) throw ApiError.notFound(`no variable ${name}`);
+      return c.body(null, 204);
+    },
+  );
+
+  return { name: 'variables', routes };
+}
