@@ -10,6 +10,7 @@ import { enrollmentSecretsFamily } from './enrollment-secrets/routes.ts';
 import { eventsFamily } from './events/routes.ts';
 import { healthFamily } from './health/routes.ts';
 import { jobsFamily } from './jobs/routes.ts';
+import { messagesFamily } from './messages/routes.ts';
 import { secretsFamily } from './secrets/routes.ts';
 import { tenantsFamily } from './tenants/routes.ts';
 import { tokensFamily } from './tokens/routes.ts';
@@ -32,5 +33,6 @@ export const ALL_FAMILIES: FamilyFactory[] = [
   eventsFamily,
   secretsFamily,
   variablesFamily,
+  messagesFamily,
   workerApiFamily,
 ];

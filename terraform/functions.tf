@@ -19,6 +19,7 @@ locals {
     events             = { kind = "http", paths = ["/api/events"] }
     secrets            = { kind = "http", paths = ["/api/secrets", "/api/secrets/*"] }
     variables          = { kind = "http", paths = ["/api/variables", "/api/variables/*"] }
+    messages           = { kind = "http", paths = ["/api/messages"] }
     worker-api         = { kind = "http", paths = ["/api/worker/*"] }
     scheduled          = { kind = "tasks", paths = [] }
   }

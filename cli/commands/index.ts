@@ -9,6 +9,7 @@ import { contextCommands } from './context.ts';
 import { eventsCommands } from './events.ts';
 import { identityCommands } from './identity.ts';
 import { jobCommands } from './job.ts';
+import { messageCommands } from './message.ts';
 import { secretCommands } from './secret.ts';
 import { variableCommands } from './variable.ts';
 import { workerRunCommands } from './worker-run.ts';
@@ -24,4 +25,5 @@ export const COMMAND_GROUPS: CommandGroup[] = [
   eventsCommands,
   secretCommands,
   variableCommands,
+  messageCommands,
 ];

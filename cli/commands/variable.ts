@@ -19,15 +19,13 @@ export const variableCommands: CommandGroup = (program, wrap) => {
         ctx.io.stderr(`set variable ${name}\n`);
       }),
     );
-  variable
-    .command('ls')
-    .action(
-      wrap(async (ctx) =>
-        printResult(ctx.io, await (await ctx.api()).get('/api/variables'), ctx.globals.output, {
-          columns: ['name', 'value', 'updated_at'],
-        }),
-      ),
-    );
+  variable.command('ls').action(
+    wrap(async (ctx) =>
+      printResult(ctx.io, await (await ctx.api()).get('/api/variables'), ctx.globals.output, {
+        columns: ['name', 'value', 'updated_at'],
+      }),
+    ),
+  );
   variable
     .command('rm')
     .argument('<name>')

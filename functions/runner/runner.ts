@@ -11,7 +11,7 @@ import { createGcsInput } from './inputs/gcs/index.ts';
 import { createHttpPollInput } from './inputs/http-poll/index.ts';
 import { withRunReports } from './run-reports.ts';
 import { runOnTrigger } from './triggers.ts';
-import type { FingerprintStore, Input, Output, RunReport, WatermarkStore } from './types.ts';
+import type { FingerprintStore, Input, MessageSource, Output, RunReport, WatermarkStore } from './types.ts';
 
 export interface RunOptions {
   worker: string;
@@ -20,6 +20,7 @@ export interface RunOptions {
   watermarks: WatermarkStore;
   signal: AbortSignal;
   report?: (report: RunReport) => void;
+  messages?: MessageSource;
 }
 
 export function inputFor(definition: JobDefinition): Input {
@@ -57,7 +58,12 @@ export async function runJob(definition: JobDefinition, options: RunOptions): Pr
           if (!trigger) throw err;
         }
       },
-      { job: definition.name, signal: options.signal, watermarks: options.watermarks },
+      {
+        job: definition.name,
+        signal: options.signal,
+        watermarks: options.watermarks,
+        ...(options.messages ? { messages: options.messages } : {}),
+      },
     );
   } finally {
     await options.output.close();

@@ -7,9 +7,10 @@
  */
 import { Cron } from 'croner';
 import { parseDuration } from '../../shared/duration.ts';
+import { matchesMessageFilter } from '../../shared/events/filter.ts';
 import type { Trigger } from '../../shared/job/schema.ts';
 import { parseStartTime } from '../../shared/time-format.ts';
-import type { RunWindow, WatermarkStore } from './types.ts';
+import type { MessageSource, RunWindow, WatermarkStore } from './types.ts';
 
 type Window = NonNullable<NonNullable<Trigger['interval']>['window']>;
 
@@ -17,6 +18,8 @@ export interface TriggerContext {
   job: string;
   signal: AbortSignal;
   watermarks: WatermarkStore;
+  /** Where `message` triggers listen; absent for `sluice job run`. */
+  messages?: MessageSource;
   now?: () => number;
 }
 
@@ -26,11 +29,7 @@ export async function runOnTrigger(
   ctx: TriggerContext,
 ): Promise<void> {
   if (!trigger) return await runOnce();
-  if (trigger.message) {
-    throw new Error(
-      'message triggers run on a worker connected to a control plane (sluice worker run), not with sluice job run',
-    );
-  }
+  if (trigger.message) return await runOnMessages(trigger.message, runOnce, ctx);
   const spec = trigger.interval ?? trigger.cron!;
   const offsetMs = await randomOffset(ctx, parseDuration(spec['random-offset']));
   const runWindows = () => (spec.window ? runDueWindows(spec.window, runOnce, ctx) : runOnce());
@@ -55,6 +54,44 @@ export async function runOnTrigger(
     }
   } finally {
     cron.stop();
+  }
+}
+
+/** Runs once per matching message, up to `limit` runs, one run at a time. */
+async function runOnMessages(
+  filter: NonNullable<Trigger['message']>,
+  runOnce: (window?: RunWindow) => Promise<void>,
+  ctx: TriggerContext,
+): Promise<void> {
+  if (!ctx.messages) {
+    throw new Error(
+      'message triggers run on a worker connected to a control plane (sluice worker run), not with sluice job run',
+    );
+  }
+  let pending = 0;
+  let wake: (() => void) | undefined;
+  const unsubscribe = ctx.messages.subscribe((message) => {
+    if (!matchesMessageFilter(filter, message)) return;
+    pending++;
+    wake?.();
+  });
+  try {
+    let runs = 0;
+    while (!ctx.signal.aborted && (filter.limit === undefined || runs < filter.limit)) {
+      if (pending === 0) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+        wake = undefined;
+        continue;
+      }
+      pending--;
+      runs++;
+      await runOnce();
+    }
+  } finally {
+    unsubscribe();
   }
 }
 

@@ -9,6 +9,8 @@
  * `local` worker and the scheduled Cloud Function (the `cloud` worker).
  */
 
+import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
+
 /** One event flowing through a job: a JSON object. */
 export type RunEvent = Record<string, unknown>;
 
@@ -60,6 +62,12 @@ export interface Input {
    * an input commits fingerprints only after that, never before.
    */
   run(ctx: RunContext, deliver: (events: RunEvent[]) => Promise<void>): Promise<void>;
+}
+
+/** Messages a worker receives, for `message`-triggered inputs. */
+export interface MessageSource {
+  /** Calls `listener` for every message until the returned function is called. */
+  subscribe(listener: (message: SluiceEvent) => void): () => void;
 }
 
 export interface Output {

@@ -9,11 +9,13 @@
  * @example
  *   await runWorker({ api: () => client, output: createPrintOutput(process.stdout), stores: fileStores(dir), signal, log });
  */
+
+import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
 import type { JobDefinition } from '../../shared/job/schema.ts';
 import { findRuntimeRefs, resolveRuntimeRefs } from '../../shared/runtime-refs.ts';
 import type { DeploymentState } from '../jobs/store.ts';
 import { runJob } from './runner.ts';
-import type { FingerprintStore, Output, RunReport, WatermarkStore } from './types.ts';
+import type { FingerprintStore, MessageSource, Output, RunReport, WatermarkStore } from './types.ts';
 
 export interface WorkerApi {
   get<T>(path: string, options?: { query?: Record<string, string> }): Promise<T>;
@@ -58,6 +60,13 @@ const REFRESH_TYPES = new Set([
 
 export async function runWorker(options: WorkerOptions): Promise<void> {
   const jobs = new Map<string, RunningJob>();
+  const listeners = new Set<(message: SluiceEvent) => void>();
+  const messages: MessageSource = {
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
   const heartbeatMs = options.heartbeatMs ?? 10_000;
   const report = (job: string) => (r: RunReport) =>
     options.log(`${job}: ${r.type} ${JSON.stringify(r.payload)}`);
@@ -73,6 +82,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       ...options.stores,
       signal: AbortSignal.any([controller.signal, options.signal]),
       report: report(deployed.name),
+      messages,
     }).then(
       () => {
         if (!controller.signal.aborted) running.state = 'stopped';
@@ -178,15 +188,18 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
           await heartbeat();
           needSync = false;
         }
-        const { messages } = await (await options.api()).get<{
-          messages: { ack_id: string; type: string }[];
+        const { messages: received } = await (await options.api()).get<{
+          messages: (SluiceEvent & { ack_id: string })[];
         }>('/api/worker/messages', {
           query: { wait: `${options.waitSeconds ?? 20}s` },
         });
-        if (messages.length) {
-          needSync = messages.some((m) => REFRESH_TYPES.has(m.type));
+        if (received.length) {
+          needSync = received.some((m) => REFRESH_TYPES.has(m.type));
+          // Message-triggered inputs see every message; their own filters pick.
+          for (const { ack_id: _, ...message } of received)
+            for (const listener of listeners) listener(message);
           await (await options.api()).post('/api/worker/messages/ack', {
-            body: { ack_ids: messages.map((m) => m.ack_id) },
+            body: { ack_ids: received.map((m) => m.ack_id) },
           });
         }
         backoffMs = 1_000;

@@ -114,4 +114,32 @@ describe('the worker runtime', () => {
     await new Promise((r) => again.child.once('close', r));
     expect(again.child.exitCode).toBe(0);
   }, 60_000);
+
+  it('runs a message-triggered job when a matching user message arrives, and only then', async () => {
+    const yaml =
+      "name: on-message\ninput:\n  http-poll:\n    url: '{{status_url}}'\n    json: true\n    trigger:\n      message:\n        filter-type: [user-generated]\n        filter-tag: go\noutput:\n  print: {}\n";
+    await t.request('/api/jobs/on-message', {
+      method: 'PUT',
+      headers: { ...admin, 'content-type': 'application/yaml' },
+      body: yaml,
+    });
+    await t.request('/api/jobs/status/undeploy', jsonInit('POST', {}, admin));
+    const worker = startWorker();
+    expect(
+      (await t.request('/api/jobs/on-message/deploy', jsonInit('POST', { workers: ['edge-1'] }, admin)))
+        .status,
+    ).toBe(200);
+    expect(await until(() => worker.stderr().includes('on-message: starting'), 15_000), worker.stderr()).toBe(
+      true,
+    );
+    const send = (tags: string[]) =>
+      t.request('/api/messages', jsonInit('POST', { tags, payload: { why: 'test' } }, admin));
+    expect((await send(['other'])).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(worker.lines).toEqual([]);
+    await send(['go']);
+    expect(await until(() => worker.lines.length === 1, 10_000), worker.stderr()).toBe(true);
+    worker.child.kill('SIGINT');
+    await new Promise((r) => worker.child.once('close', r));
+  }, 60_000);
 });

@@ -1,0 +1,65 @@
+/**
+ * `POST /api/messages` (operator): a user message (`user-generated`, `user-alert` or
+ * `user-notification`) recorded in the event log and delivered to workers (all of the
+ * tenant's, or one), where `message`-triggered inputs whose filters match run.
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import { RESOURCE_ID } from '../../shared/auth/names.ts';
+import type { AppDeps } from '../app/deps.ts';
+import { BEARER, body, errors, json } from '../app/openapi-common.ts';
+import { createRouter, type RouteFamily } from '../app/router.ts';
+import { authenticate, requireRole } from '../auth/middleware.ts';
+import { deliver, enqueueMessage } from '../contexts/outbox.ts';
+import { buildEvent, eventsCollection } from '../events/event-log.ts';
+
+const Message = z
+  .strictObject({
+    type: z.enum(['user-generated', 'user-alert', 'user-notification']).default('user-generated'),
+    tags: z.array(z.string().min(1).max(128)).max(32).default([]),
+    payload: z.record(z.string(), z.unknown()).default({}),
+    job: z.string().max(128).optional(),
+    worker: z
+      .string()
+      .regex(RESOURCE_ID)
+      .optional()
+      .openapi({ description: 'Deliver to this worker only (default: every worker)' }),
+  })
+  .openapi('Message');
+
+export function messagesFamily(deps: AppDeps): RouteFamily {
+  const routes = createRouter();
+  routes.use('/messages', authenticate(deps), requireRole('operator'));
+
+  routes.openapi(
+    createRoute({
+      method: 'post',
+      path: '/messages',
+      tags: ['messages'],
+      summary: 'Send a user message to workers (for message-triggered inputs)',
+      security: BEARER,
+      request: body(Message),
+      responses: { 201: json(z.object({ id: z.string() }), 'Sent'), ...errors(400, 401, 403) },
+    }),
+    async (c) => {
+      const input = c.req.valid('json');
+      const tenant = c.get('principal').tenant;
+      const db = await deps.clients.firestore();
+      const event = buildEvent({
+        type: input.type,
+        source: 'server',
+        tags: input.tags,
+        payload: input.payload as Record<string, unknown>,
+        ...(input.job ? { job: input.job } : {}),
+        ...(input.worker ? { worker: input.worker } : {}),
+      });
+      const queued = await db.runTransaction(async (tx) => {
+        tx.set(eventsCollection(db, tenant).doc(event.id), event);
+        return enqueueMessage(tx, db, { tenant, ...(input.worker ? { worker: input.worker } : {}) }, event);
+      });
+      await deliver(deps, queued.id, queued.entry);
+      return c.json({ id: event.id }, 201);
+    },
+  );
+
+  return { name: 'messages', routes };
+}
