@@ -108,28 +108,25 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     }
     for (const job of deployed) {
       const current = jobs.get(job.name);
-      if (!job.definition) {
+      /** A job this worker cannot run: stop what runs and report the reason in heartbeats. */
+      const cannotRun = (error: string) => {
         current?.controller.abort();
         jobs.set(job.name, {
           fingerprint: '',
           version: job.version,
           controller: new AbortController(),
           state: 'failed',
-          error: job.error ?? 'does not render',
+          error,
         });
+        options.log(`${job.name}: cannot run: ${error}`);
+      };
+      if (!job.definition) {
+        cannotRun(job.error ?? 'does not render');
         continue;
       }
       const resolved = await resolveRefs(job.name, job.definition);
       if (!resolved.ok) {
-        current?.controller.abort();
-        jobs.set(job.name, {
-          fingerprint: '',
-          version: job.version,
-          controller: new AbortController(),
-          state: 'failed',
-          error: resolved.error,
-        });
-        options.log(`${job.name}: cannot run: ${resolved.error}`);
+        cannotRun(resolved.error);
         continue;
       }
       // Compared in memory only: the fingerprint may hold secret values and is never sent or logged.
