@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { createPrintOutput } from '../../functions/runner/outputs/print/index.ts';
 import { fileStores } from '../../functions/runner/stores/file.ts';
-import { runWorker } from '../../functions/runner/worker-runtime.ts';
+import { apiFingerprints, runWorker } from '../../functions/runner/worker-runtime.ts';
 import { ApiClient } from '../api-client.ts';
 import { CliError } from '../exit-codes.ts';
 import type { CommandContext } from '../globals.ts';
@@ -59,7 +59,8 @@ export async function workerRunAction(
       api,
       worker: current!.worker,
       output: createPrintOutput(process.stdout),
-      stores: fileStores(options.stateDir),
+      // Fingerprints are shared through the control plane; high-watermarks stay in the state dir.
+      stores: { fingerprints: apiFingerprints(api), watermarks: fileStores(options.stateDir).watermarks },
       signal: controller.signal,
       log: (line) => ctx.io.stderr(`${new Date().toISOString()} ${line}\n`),
     });

@@ -17,6 +17,25 @@ import type { DeploymentState } from '../jobs/store.ts';
 import { runJob } from './runner.ts';
 import type { FingerprintStore, MessageSource, Output, RunReport, WatermarkStore } from './types.ts';
 
+/** Fingerprints kept by the control plane (`/api/worker/fingerprints/...`), shared by every run of a job. */
+export function apiFingerprints(api: () => Promise<WorkerApi>): FingerprintStore {
+  return {
+    async seen(job, keys) {
+      if (!keys.length) return new Set();
+      const answer = await (await api()).post<{ seen: string[] }>('/api/worker/fingerprints/check', {
+        body: { job, keys },
+      });
+      return new Set(answer.seen);
+    },
+    async commit(job, keys, maxAgeMs) {
+      if (!keys.length) return;
+      await (await api()).post('/api/worker/fingerprints/commit', {
+        body: { job, keys, max_age: `${Math.ceil(maxAgeMs / 1000)}s` },
+      });
+    },
+  };
+}
+
 export interface WorkerApi {
   get<T>(path: string, options?: { query?: Record<string, string> }): Promise<T>;
   post<T>(path: string, options?: { body?: unknown }): Promise<T>;
@@ -68,8 +87,19 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     },
   };
   const heartbeatMs = options.heartbeatMs ?? 10_000;
-  const report = (job: string) => (r: RunReport) =>
+  // Run reports go to the local log at once and to the control plane's event log with each heartbeat.
+  let outgoing: { type: string; job: string; payload: Record<string, unknown> }[] = [];
+  const report = (job: string) => (r: RunReport) => {
     options.log(`${job}: ${r.type} ${JSON.stringify(r.payload)}`);
+    if (outgoing.length < 5_000) outgoing.push({ type: r.type, job, payload: r.payload });
+  };
+  const flushReports = async () => {
+    while (outgoing.length) {
+      const batch = outgoing.slice(0, 500);
+      await (await options.api()).post('/api/worker/events', { body: { events: batch } });
+      outgoing = outgoing.slice(batch.length);
+    }
+  };
 
   const start = (deployed: DeployedJob & { definition: JobDefinition }, fingerprint: string) => {
     const controller = new AbortController();
@@ -169,6 +199,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       ...(j.error ? { error: j.error } : {}),
     }));
     await (await options.api()).post('/api/worker/heartbeat', { body: { jobs: states } });
+    await flushReports();
   };
 
   const heartbeats = setInterval(

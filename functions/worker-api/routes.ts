@@ -9,6 +9,7 @@ import { registerHeartbeat } from './heartbeat.ts';
 import { registerWorkerJobs } from './jobs.ts';
 import { registerWorkerMessages } from './messages.ts';
 import { registerSecretResolution } from './secrets.ts';
+import { registerWorkerTelemetry } from './telemetry.ts';
 import { registerWorkerVariables } from './variables.ts';
 
 export function workerApiFamily(deps: AppDeps): RouteFamily {
@@ -19,5 +20,6 @@ export function workerApiFamily(deps: AppDeps): RouteFamily {
   registerWorkerMessages(routes, deps);
   registerSecretResolution(routes, deps);
   registerWorkerVariables(routes, deps);
+  registerWorkerTelemetry(routes, deps);
   return { name: 'worker-api', routes };
 }

@@ -111,3 +111,42 @@ describe('heartbeats', () => {
     expect(res.status).toBe(400);
   });
 });
+
+describe('telemetry and fingerprints', () => {
+  it('takes job telemetry into the event log', async () => {
+    const res = await t.request(
+      '/api/worker/events',
+      jsonInit('POST', { events: [{ type: 'job-metrics', job: 'hb-job', payload: { events: 3 } }] }, w2),
+    );
+    expect(res.status).toBe(202);
+    const events = await json(await t.request('/api/events?type=job-metrics&worker=w2', { headers: admin }));
+    expect(events.events).toEqual([
+      expect.objectContaining({
+        type: 'job-metrics',
+        source: 'job',
+        worker: 'w2',
+        job: 'hb-job',
+        payload: { events: 3 },
+      }),
+    ]);
+    expect(
+      (await t.request('/api/worker/events', jsonInit('POST', { events: [{ type: 'made-up' }] }, w2))).status,
+    ).toBe(400);
+  });
+
+  it('checks and commits fingerprints for jobs deployed to the worker only', async () => {
+    const check = (headers: Record<string, string>) =>
+      t.request(
+        '/api/worker/fingerprints/check',
+        jsonInit('POST', { job: 'hb-job', keys: ['a', 'b'] }, headers),
+      );
+    expect(await json(await check(w2))).toEqual({ seen: [] });
+    const commit = await t.request(
+      '/api/worker/fingerprints/commit',
+      jsonInit('POST', { job: 'hb-job', keys: ['a'], max_age: '1h' }, w2),
+    );
+    expect(commit.status).toBe(204);
+    expect(await json(await check(w2))).toEqual({ seen: ['a'] });
+    expect((await check(w1)).status).toBe(403);
+  });
+});

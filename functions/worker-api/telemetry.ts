@@ -1,0 +1,112 @@
+/**
+ * What workers send back: `POST /api/worker/events` (job telemetry into the event log),
+ * and `POST /api/worker/fingerprints/check|commit` (the shared fingerprint store, so an
+ * object read by one worker run is not read again by the next, wherever it runs).
+ */
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { parseDuration } from '../../shared/duration.ts';
+import { ApiError } from '../../shared/errors.ts';
+import { EVENT_TYPES, type EventType } from '../../shared/events/vocabulary.ts';
+import type { AppDeps } from '../app/deps.ts';
+import type { AppEnv } from '../app/env.ts';
+import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
+import { buildEvent, eventsCollection } from '../events/event-log.ts';
+import { type JobRecord, jobsCollection } from '../jobs/store.ts';
+import { firestoreFingerprints } from '../runner/fingerprints/firestore.ts';
+
+const WorkerEvent = z.strictObject({
+  type: z.enum(EVENT_TYPES as unknown as [EventType, ...EventType[]]),
+  job: z.string().max(128).optional(),
+  tags: z.array(z.string().max(128)).max(32).optional(),
+  payload: z.record(z.string(), z.unknown()).default({}),
+});
+const Keys = z.array(z.string().min(1).max(1500)).max(1000);
+
+export function registerWorkerTelemetry(routes: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  routes.openapi(
+    createRoute({
+      method: 'post',
+      path: '/worker/events',
+      tags: ['worker'],
+      summary: 'Job and worker telemetry into the event log',
+      security: BEARER,
+      request: body(z.strictObject({ events: z.array(WorkerEvent).min(1).max(500) })),
+      responses: { 202: noContent('Accepted'), ...errors(400, 401, 403) },
+    }),
+    async (c) => {
+      const { tenant, subject: worker } = c.get('principal');
+      const db = await deps.clients.firestore();
+      const batch = db.batch();
+      for (const e of c.req.valid('json').events) {
+        const event = buildEvent({
+          type: e.type,
+          source: e.job ? 'job' : 'worker',
+          worker,
+          payload: e.payload as Record<string, unknown>,
+          ...(e.job ? { job: e.job } : {}),
+          ...(e.tags ? { tags: e.tags } : {}),
+        });
+        batch.set(eventsCollection(db, tenant).doc(event.id), event);
+      }
+      await batch.commit();
+      return c.body(null, 202);
+    },
+  );
+
+  /** Fingerprints belong to a job; a worker may use those of jobs deployed to it. */
+  async function storeFor(tenant: string, worker: string, job: string) {
+    const db = await deps.clients.firestore();
+    const record = (await jobsCollection(db, tenant).doc(job).get()).data() as JobRecord | undefined;
+    if (!record?.deployments?.[worker]) throw ApiError.forbidden(`job ${job} is not deployed to this worker`);
+    return firestoreFingerprints(db, { tenant });
+  }
+
+  routes.openapi(
+    createRoute({
+      method: 'post',
+      path: '/worker/fingerprints/check',
+      tags: ['worker'],
+      summary: 'Which of these fingerprint keys the job has already committed',
+      security: BEARER,
+      request: body(z.strictObject({ job: z.string().max(128), keys: Keys })),
+      responses: {
+        200: json(z.object({ seen: z.array(z.string()) }), 'Keys already seen'),
+        ...errors(400, 401, 403),
+      },
+    }),
+    async (c) => {
+      const { job, keys } = c.req.valid('json');
+      const { tenant, subject } = c.get('principal');
+      const seen = await (await storeFor(tenant, subject, job)).seen(job, keys);
+      return c.json({ seen: keys.filter((k) => seen.has(k)) }, 200);
+    },
+  );
+
+  routes.openapi(
+    createRoute({
+      method: 'post',
+      path: '/worker/fingerprints/commit',
+      tags: ['worker'],
+      summary: 'Record fingerprint keys after every event of their objects was delivered',
+      security: BEARER,
+      request: body(
+        z.strictObject({ job: z.string().max(128), keys: Keys, max_age: z.string().max(32).default('30d') }),
+      ),
+      responses: { 204: noContent('Committed'), ...errors(400, 401, 403) },
+    }),
+    async (c) => {
+      const { job, keys, max_age } = c.req.valid('json');
+      let maxAgeMs: number;
+      try {
+        maxAgeMs = parseDuration(max_age);
+      } catch (err) {
+        throw ApiError.invalid(`max_age: ${(err as Error).message}`, [
+          { path: 'max_age', message: (err as Error).message },
+        ]);
+      }
+      const { tenant, subject } = c.get('principal');
+      await (await storeFor(tenant, subject, job)).commit(job, keys, maxAgeMs);
+      return c.body(null, 204);
+    },
+  );
+}
