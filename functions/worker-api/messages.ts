@@ -8,6 +8,7 @@
 
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
+import { streamSSE } from 'hono/streaming';
 import { parseDuration } from '../../shared/duration.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { AppDeps } from '../app/deps.ts';
@@ -69,37 +70,60 @@ export function registerWorkerMessages(routes: OpenAPIHono<AppEnv>, deps: AppDep
         ]);
       }
       const { tenant, subject: worker } = c.get('principal');
-      const pull = await subscriber();
-      const deadline = Date.now() + waitMs;
-      const subscription = subscriptionPath(tenant, worker);
-      for (;;) {
-        const remaining = deadline - Date.now();
-        let received: ReceivedMessage[] = [];
-        try {
-          const [answer] = await pull.pull(
-            { subscription, maxMessages: max, returnImmediately: false },
-            { timeout: Math.max(1_000, Math.min(remaining, 20_000)), retry: null },
-          );
-          received = answer.receivedMessages ?? [];
-        } catch (err) {
-          const code = (err as { code?: number }).code;
-          if (code === 5)
-            throw ApiError.notFound('this worker has no message subscription; recreate or re-enroll it');
-          if (code !== 4) throw err; // DEADLINE_EXCEEDED: nothing arrived in time
-        }
-        const foreign = received.filter((m) => !isForWorker(m.message?.attributes ?? {}, tenant, worker));
-        if (foreign.length) await pull.acknowledge({ subscription, ackIds: foreign.map((m) => m.ackId) });
-        const mine = received.filter((m) => !foreign.includes(m));
-        if (mine.length || Date.now() >= deadline - 500) {
-          const messages = mine.map((m) => ({
-            ack_id: m.ackId!,
-            ...(JSON.parse(Buffer.from(m.message?.data ?? '').toString('utf8')) as Record<string, unknown>),
-          }));
-          return c.json({ messages }, 200);
-        }
-      }
+      return c.json({ messages: await pullMessages(tenant, worker, waitMs, max) }, 200);
     },
   );
+
+  /** Waits up to `waitMs` for this worker's messages; drops (acks) ones meant for others. */
+  async function pullMessages(tenant: string, worker: string, waitMs: number, max: number) {
+    const pull = await subscriber();
+    const deadline = Date.now() + waitMs;
+    const subscription = subscriptionPath(tenant, worker);
+    for (;;) {
+      const remaining = deadline - Date.now();
+      let received: ReceivedMessage[] = [];
+      try {
+        const [answer] = await pull.pull(
+          { subscription, maxMessages: max, returnImmediately: false },
+          { timeout: Math.max(1_000, Math.min(remaining, 20_000)), retry: null },
+        );
+        received = answer.receivedMessages ?? [];
+      } catch (err) {
+        const code = (err as { code?: number }).code;
+        if (code === 5)
+          throw ApiError.notFound('this worker has no message subscription; recreate or re-enroll it');
+        if (code !== 4) throw err; // DEADLINE_EXCEEDED: nothing arrived in time
+      }
+      const foreign = received.filter((m) => !isForWorker(m.message?.attributes ?? {}, tenant, worker));
+      if (foreign.length) await pull.acknowledge({ subscription, ackIds: foreign.map((m) => m.ackId) });
+      const mine = received.filter((m) => !foreign.includes(m));
+      if (mine.length || Date.now() >= deadline - 500) {
+        return mine.map((m) => ({
+          ack_id: m.ackId!,
+          ...(JSON.parse(Buffer.from(m.message?.data ?? '').toString('utf8')) as Record<string, unknown>),
+        }));
+      }
+    }
+  }
+
+  routes.get('/worker/stream', (c) => {
+    const { tenant, subject: worker } = c.get('principal');
+    return streamSSE(c, async (stream) => {
+      let open = true;
+      stream.onAbort(() => {
+        open = false;
+      });
+      // The same messages as the long poll, as server-sent events; acknowledge them with
+      // POST /api/worker/messages/ack (the ack_id is in each event's data).
+      while (open) {
+        const messages = await pullMessages(tenant, worker, 15_000, 50);
+        if (!messages.length) await stream.writeSSE({ event: 'keepalive', data: '{}' });
+        for (const message of messages) {
+          await stream.writeSSE({ event: 'message', id: message.ack_id, data: JSON.stringify(message) });
+        }
+      }
+    });
+  });
 
   routes.openapi(
     createRoute({

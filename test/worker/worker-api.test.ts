@@ -150,3 +150,36 @@ describe('telemetry and fingerprints', () => {
     expect((await check(w1)).status).toBe(403);
   });
 });
+
+describe('the message stream', () => {
+  it('delivers the worker’s messages as server-sent events, with the token in the documented query parameter', async () => {
+    const token = worker1Token();
+    const controller = new AbortController();
+    const res = await t.request(`/api/worker/stream?access_token=${token}`, { signal: controller.signal });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    await t.request('/api/contexts/update-worker-map/w1', jsonInit('POST', { streamed: true }, admin));
+    const reader = res.body!.getReader();
+    let text = '';
+    const deadline = Date.now() + 20_000;
+    while (!text.includes('"streamed":true') && Date.now() < deadline) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    controller.abort();
+    expect(text).toContain('event: message');
+    const data = JSON.parse(
+      text
+        .split('\n')
+        .find((l) => l.startsWith('data: ') && l.includes('streamed'))!
+        .slice(6),
+    );
+    expect(data).toMatchObject({ type: 'context-changed', payload: { context: { streamed: true } } });
+    expect(typeof data.ack_id).toBe('string');
+  }, 30_000);
+});
+
+function worker1Token(): string {
+  return w1.authorization!.slice('Bearer '.length);
+}
