@@ -9,6 +9,7 @@ import type { AppDeps } from '../functions/app/deps.ts';
 import { drainOutbox } from '../functions/contexts/outbox.ts';
 import { bootstrapAdmin } from '../functions/identity/bootstrap.ts';
 import { cloudWorkerTick } from '../functions/scheduled/cloud-worker.ts';
+import { sweepOfflineWorkers } from '../functions/workers/offline-sweep.ts';
 
 export interface StartupTask {
   name: string;
@@ -53,4 +54,11 @@ const cloudWorkerTask: PeriodicTask = {
   run: async (deps) => void (await cloudWorkerTick(deps, Date.now() + 4_500)),
 };
 
-export const PERIODIC_TASKS: PeriodicTask[] = [drainOutboxTask, cloudWorkerTask];
+/** Records `worker-offline` for workers that missed three heartbeats. */
+const offlineSweepTask: PeriodicTask = {
+  name: 'offline workers',
+  everyMs: 10_000,
+  run: async (deps) => void (await sweepOfflineWorkers(deps)),
+};
+
+export const PERIODIC_TASKS: PeriodicTask[] = [drainOutboxTask, cloudWorkerTask, offlineSweepTask];

@@ -55,6 +55,8 @@ locals {
     outbox_created_at = { collection = "outbox", field = "created_at" }
     # The scheduled `cloud` worker finds the jobs deployed to it across tenants.
     jobs_cloud_deployment = { collection = "jobs", field = "deployments.cloud.version" }
+    # The offline sweep finds workers still marked online across tenants.
+    workers_online = { collection = "workers", field = "online" }
   }
 }
 

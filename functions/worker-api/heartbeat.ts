@@ -53,7 +53,7 @@ export function registerHeartbeat(routes: OpenAPIHono<AppEnv>, deps: AppDeps): v
         if (workerSnap.exists && !workerSnap.get('last_seen')) {
           appendEventIn(tx, db, tenant, { type: 'worker-first-seen', source: 'worker', worker, payload: {} });
         }
-        if (workerSnap.exists) tx.update(workerRef, { last_seen: now });
+        if (workerSnap.exists) tx.update(workerRef, { last_seen: now, online: true });
         jobs.forEach((job, i) => {
           const record = jobSnaps[i]!.data() as JobRecord | undefined;
           const current = record?.deployments?.[worker];

@@ -183,3 +183,18 @@ describe('the message stream', () => {
 function worker1Token(): string {
   return w1.authorization!.slice('Bearer '.length);
 }
+
+describe('offline workers', () => {
+  it('records worker-offline once when a worker misses three heartbeats', async () => {
+    const { sweepOfflineWorkers } = await import('../../functions/workers/offline-sweep.ts');
+    await t.request('/api/worker/heartbeat', jsonInit('POST', { jobs: [] }, w1));
+    const quick = { ...t.deps, config: { ...t.deps.config, heartbeatInterval: '10ms' } };
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await sweepOfflineWorkers(quick)).toContain('w1');
+    expect(await sweepOfflineWorkers(quick)).not.toContain('w1');
+    const events = await json(
+      await t.request('/api/events?type=worker-offline&worker=w1', { headers: admin }),
+    );
+    expect(events.events).toHaveLength(1);
+  });
+});

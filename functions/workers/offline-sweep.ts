@@ -1,0 +1,31 @@
+/**
+ * Marks workers `offline` that missed three heartbeats, once, with a `worker-offline`
+ * event; a heartbeat marks them online again. Runs with the scheduled tasks.
+ */
+import { parseDuration } from '../../shared/duration.ts';
+import type { AppDeps } from '../app/deps.ts';
+import { appendEventIn } from '../events/event-log.ts';
+
+export async function sweepOfflineWorkers(deps: AppDeps): Promise<string[]> {
+  const db = await deps.clients.firestore();
+  const cutoff = Date.now() - 3 * parseDuration(deps.config.heartbeatInterval);
+  const snap = await db.collectionGroup('workers').where('online', '==', true).get();
+  const stale = snap.docs.filter(
+    (d) => Date.parse((d.get('last_seen') as string | undefined) ?? '') < cutoff,
+  );
+  for (const doc of stale) {
+    const tenant = doc.ref.parent.parent!.id;
+    await db.runTransaction(async (tx) => {
+      const fresh = await tx.get(doc.ref);
+      if (fresh.get('online') !== true || Date.parse(fresh.get('last_seen') as string) >= cutoff) return;
+      tx.update(doc.ref, { online: false });
+      appendEventIn(tx, db, tenant, {
+        type: 'worker-offline',
+        source: 'server',
+        worker: doc.id,
+        payload: { last_seen: fresh.get('last_seen') as string },
+      });
+    });
+  }
+  return stale.map((d) => d.id);
+}
