@@ -392,6 +392,7 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
     const tenant = c.get('principal').tenant;
     const contexts = new ContextStore(firestore);
     await assertWorkersExist(firestore, tenant, add);
+    if (add.includes('cloud')) await assertRunsOnCloud(firestore, tenant, name);
     const { record, outbox } = await firestore.runTransaction(async (tx) => {
       const ref = jobsCollection(firestore, tenant).doc(name);
       const current = (await tx.get(ref)).data() as JobRecord | undefined;
@@ -499,6 +500,24 @@ async function readDefinition(
       result.errors,
     );
   return { definition: result.raw as Record<string, unknown>, yaml: new TextDecoder().decode(bytes) };
+}
+
+/** The `cloud` worker runs in a scheduled function and receives no messages: message triggers can't run there. */
+async function assertRunsOnCloud(
+  firestore: FirebaseFirestore.Firestore,
+  tenant: string,
+  name: string,
+): Promise<void> {
+  const record = (await jobsCollection(firestore, tenant).doc(name).get()).data() as JobRecord | undefined;
+  const input = record
+    ? (definitionOf(record).input as Record<string, { trigger?: { message?: unknown } }>)
+    : {};
+  if (Object.values(input).some((kind) => kind?.trigger?.message !== undefined)) {
+    throw ApiError.invalid(
+      'message-triggered jobs run on workers that receive messages, not on the cloud worker',
+      [{ path: 'workers', message: 'deploy this job to a worker running `sluice worker run` (or `local`)' }],
+    );
+  }
 }
 
 async function assertWorkersExist(

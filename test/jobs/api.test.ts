@@ -151,6 +151,14 @@ describe('deploying', () => {
     expect((await t.request('/api/jobs/poller', { headers: admin })).status).toBe(404);
   });
 
+  it('refuses message-triggered jobs on the cloud worker', async () => {
+    const yaml = 'name: on-msg\ninput:\n  http-poll:\n    url: http://example.com\n    trigger:\n      message: {}\noutput:\n  print: {}\n';
+    await putYaml('on-msg', yaml);
+    const res = await post('on-msg/deploy', { workers: ['cloud'] });
+    expect(res.status).toBe(400);
+    expect((await json(res)).error.message).toContain('not on the cloud worker');
+  });
+
   it('refuses unknown workers', async () => {
     const res = await post('json-job/deploy', { workers: ['ghost'] });
     expect(res.status).toBe(400);
