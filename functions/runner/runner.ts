@@ -34,6 +34,7 @@ export async function runJob(definition: JobDefinition, options: RunOptions): Pr
   const input = inputFor(definition);
   const report = options.report ?? (() => {});
   const trigger = definition.input.gcs?.trigger ?? definition.input['http-poll']?.trigger;
+  const reportError = (err: Error) => report({ type: 'job-errors', payload: { reason: err.message } });
   try {
     await runOnTrigger(
       trigger,
@@ -52,19 +53,21 @@ export async function runJob(definition: JobDefinition, options: RunOptions): Pr
             (batch) => options.output.write(batch),
           );
         } catch (err) {
-          if (options.signal.aborted) return;
-          report({ type: 'job-errors', payload: { reason: (err as Error).message } });
-          // A triggered job keeps running after a failed run; a one-shot job fails.
-          if (!trigger) throw err;
+          // A one-shot job fails here; a triggered one reports through onError and carries on.
+          if (!trigger && !options.signal.aborted) reportError(err as Error);
+          throw err;
         }
       },
       {
         job: definition.name,
         signal: options.signal,
         watermarks: options.watermarks,
+        onError: reportError,
         ...(options.messages ? { messages: options.messages } : {}),
       },
     );
+  } catch (err) {
+    if (!options.signal.aborted) throw err;
   } finally {
     await options.output.close();
   }

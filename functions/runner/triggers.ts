@@ -3,7 +3,9 @@
  * `interval.duration`; on a `cron` schedule (optionally at once first). A random offset is
  * chosen once per job and kept. With a `window`, each run covers the next `size` of time
  * ending `offset` before now; the high-watermark advances only after the run delivered
- * everything, and a runner that fell behind catches up window by window.
+ * everything (not after a failed or stopped run, so that window is read again), and a
+ * runner that fell behind catches up window by window. A failed run of a triggered job
+ * goes to `onError` and the trigger carries on; without a trigger the error is thrown.
  */
 import { Cron } from 'croner';
 import { parseDuration } from '../../shared/duration.ts';
@@ -20,6 +22,8 @@ export interface TriggerContext {
   watermarks: WatermarkStore;
   /** Where `message` triggers listen; absent for `sluice job run`. */
   messages?: MessageSource;
+  /** A triggered run failed (not called for runs cut short by `signal`). */
+  onError?: (err: Error) => void;
   now?: () => number;
 }
 
@@ -32,7 +36,8 @@ export async function runOnTrigger(
   if (trigger.message) return await runOnMessages(trigger.message, runOnce, ctx);
   const spec = trigger.interval ?? trigger.cron!;
   const offsetMs = await randomOffset(ctx, parseDuration(spec['random-offset']));
-  const runWindows = () => (spec.window ? runDueWindows(spec.window, runOnce, ctx) : runOnce());
+  const runWindows = () =>
+    attempt(ctx, () => (spec.window ? runDueWindows(spec.window, runOnce, ctx) : runOnce()));
 
   if (trigger.interval) {
     const every = parseDuration(trigger.interval.duration);
@@ -46,10 +51,14 @@ export async function runOnTrigger(
   const cron = new Cron(trigger.cron!.cron, { paused: true });
   try {
     if (trigger.cron!.immediate) await runWindows();
+    // Scheduled times follow one another (a long offset must not skip beats); a runner
+    // that fell behind runs once at the latest missed time rather than once per miss.
+    let last = Date.now();
     while (!ctx.signal.aborted) {
-      const next = cron.nextRun();
+      const next = cron.nextRun(new Date(Math.max(last, Date.now() - offsetMs)));
       if (!next) return;
-      await sleep(next.getTime() - Date.now() + offsetMs, ctx.signal);
+      last = next.getTime();
+      await sleep(last + offsetMs - Date.now(), ctx.signal);
       if (!ctx.signal.aborted) await runWindows();
     }
   } finally {
@@ -88,7 +97,7 @@ async function runOnMessages(
       }
       pending--;
       runs++;
-      await runOnce();
+      await attempt(ctx, () => runOnce());
     }
   } finally {
     unsubscribe();
@@ -114,8 +123,17 @@ async function runDueWindows(
   while (!ctx.signal.aborted && start + size <= now() - lag) {
     const current = { start: new Date(start), end: new Date(start + size) };
     await runOnce(current);
+    if (ctx.signal.aborted) return; // the run may have stopped part way through the window
     start += size;
     await ctx.watermarks.set(ctx.job, name, new Date(start).toISOString());
+  }
+}
+
+async function attempt(ctx: TriggerContext, run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (err) {
+    if (!ctx.signal.aborted) ctx.onError?.(err as Error);
   }
 }
 
