@@ -152,7 +152,8 @@ describe('deploying', () => {
   });
 
   it('refuses message-triggered jobs on the cloud worker', async () => {
-    const yaml = 'name: on-msg\ninput:\n  http-poll:\n    url: http://example.com\n    trigger:\n      message: {}\noutput:\n  print: {}\n';
+    const yaml =
+      'name: on-msg\ninput:\n  http-poll:\n    url: http://example.com\n    trigger:\n      message: {}\noutput:\n  print: {}\n';
     await putYaml('on-msg', yaml);
     const res = await post('on-msg/deploy', { workers: ['cloud'] });
     expect(res.status).toBe(400);
