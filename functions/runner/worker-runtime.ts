@@ -14,6 +14,7 @@ import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
 import type { JobDefinition } from '../../shared/job/schema.ts';
 import { findRuntimeRefs, resolveRuntimeRefs } from '../../shared/runtime-refs.ts';
 import type { DeploymentState } from '../jobs/store.ts';
+import { type Redactor, secretRedactor } from './redact.ts';
 import { runJob } from './runner.ts';
 import type { FingerprintStore, MessageSource, Output, RunReport, WatermarkStore } from './types.ts';
 
@@ -89,7 +90,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   const heartbeatMs = options.heartbeatMs ?? 10_000;
   // Run reports go to the local log at once and to the control plane's event log with each heartbeat.
   let outgoing: { type: string; job: string; payload: Record<string, unknown> }[] = [];
-  const report = (job: string) => (r: RunReport) => {
+  const report = (job: string, redact: Redactor) => (raw: RunReport) => {
+    const r = redact(raw);
     options.log(`${job}: ${r.type} ${JSON.stringify(r.payload)}`);
     if (outgoing.length < 5_000) outgoing.push({ type: r.type, job, payload: r.payload });
   };
@@ -101,7 +103,11 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     }
   };
 
-  const start = (deployed: DeployedJob & { definition: JobDefinition }, fingerprint: string) => {
+  const start = (
+    deployed: DeployedJob & { definition: JobDefinition },
+    fingerprint: string,
+    redact: Redactor,
+  ) => {
     const controller = new AbortController();
     const running: RunningJob = { fingerprint, version: deployed.version, controller, state: 'running' };
     jobs.set(deployed.name, running);
@@ -111,7 +117,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       output: options.output,
       ...options.stores,
       signal: AbortSignal.any([controller.signal, options.signal]),
-      report: report(deployed.name),
+      report: report(deployed.name, redact),
       messages,
     }).then(
       () => {
@@ -119,8 +125,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       },
       (err: Error) => {
         running.state = 'failed';
-        running.error = err.message;
-        options.log(`${deployed.name}: failed: ${err.message}`);
+        running.error = redact(err.message);
+        options.log(`${deployed.name}: failed: ${running.error}`);
       },
     );
   };
@@ -163,7 +169,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       const fingerprint = JSON.stringify(resolved.definition);
       if (current?.fingerprint === fingerprint) continue;
       current?.controller.abort();
-      start({ ...job, definition: resolved.definition }, fingerprint);
+      start({ ...job, definition: resolved.definition }, fingerprint, resolved.redact);
     }
   };
 
@@ -171,7 +177,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   const resolveRefs = async (
     name: string,
     definition: JobDefinition,
-  ): Promise<{ ok: true; definition: JobDefinition } | { ok: false; error: string }> => {
+  ): Promise<{ ok: true; definition: JobDefinition; redact: Redactor } | { ok: false; error: string }> => {
     const refs = findRuntimeRefs(definition);
     const secrets = refs.secrets.length
       ? (
@@ -188,7 +194,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       : {};
     const result = resolveRuntimeRefs(definition, { secrets, variables });
     return result.ok
-      ? { ok: true, definition: result.value }
+      ? { ok: true, definition: result.value, redact: secretRedactor(secrets) }
       : { ok: false, error: `missing ${result.missing.join(', ')}` };
   };
 

@@ -1,0 +1,116 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { secretRedactor } from '../../functions/runner/redact.ts';
+import { serveTestApp, type TestApp, testApp } from '../helpers/app.ts';
+import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
+import { json, jsonInit } from '../helpers/http.ts';
+
+const KEY = 'query-secret-5d1e77a0';
+const TOKEN = 'header-secret/with?chars&=9b2c';
+let t: TestApp;
+let api: { url: string; close(): Promise<void> };
+let admin: Record<string, string>;
+let upstream: Server;
+let child: ChildProcess | undefined;
+
+beforeAll(async () => {
+  t = await testApp();
+  admin = bearer(await bootstrapTestAdmin(t));
+  api = await serveTestApp(t);
+  // An upstream that refuses, echoing what it was sent (as many APIs do in their errors).
+  upstream = createServer((req, res) => {
+    res.statusCode = 401;
+    res.end(`denied ${req.url} for ${req.headers.authorization}`);
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+});
+afterAll(async () => {
+  child?.kill('SIGKILL');
+  upstream.close();
+  await api.close();
+  await t.close();
+});
+
+describe('secret values in what a job reports', () => {
+  it('are replaced by their names in log lines, events and deployment states', async () => {
+    const put = (path: string, value: string) =>
+      t.request(`/api/secrets/${path}`, jsonInit('PUT', { value }, admin));
+    expect((await put('api/key', KEY)).status).toBe(204);
+    expect((await put('api/token', TOKEN)).status).toBe(204);
+    const { key } = await json(await t.request('/api/workers', jsonInit('POST', { id: 'redact-w' }, admin)));
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/data?key=\${secret|api/key}`;
+    const yaml = `name: leaky\ninput:\n  http-poll:\n    url: '${url}'\n    headers:\n      authorization: 'Bearer \${secret|api/token}'\noutput:\n  print: {}\n`;
+    await t.request('/api/jobs/leaky', {
+      method: 'PUT',
+      headers: { ...admin, 'content-type': 'application/yaml' },
+      body: yaml,
+    });
+    expect(
+      (await t.request('/api/jobs/leaky/deploy', jsonInit('POST', { workers: ['redact-w'] }, admin))).status,
+    ).toBe(200);
+
+    child = spawn(
+      process.execPath,
+      [
+        'bin/sluice.js',
+        'worker',
+        'run',
+        '--server',
+        api.url,
+        '--state-dir',
+        mkdtempSync(join(tmpdir(), 'sluice-redact-')),
+      ],
+      { env: { ...process.env, SLUICE_WORKER_KEY: key } },
+    );
+    let output = '';
+    child.stdout!.on('data', (d) => {
+      output += d;
+    });
+    child.stderr!.on('data', (d) => {
+      output += d;
+    });
+
+    // The one-shot job fails; its reason reaches the event log and the deployment state.
+    let errors: { payload: { reason: string } }[] = [];
+    let deployment: { state: string; error?: string } | undefined;
+    const deadline = Date.now() + 40_000;
+    while (Date.now() < deadline && !(errors.length && deployment?.state === 'failed')) {
+      await new Promise((r) => setTimeout(r, 500));
+      errors = (await json(await t.request('/api/events?type=job-errors&job=leaky', { headers: admin })))
+        .events;
+      deployment = (await json(await t.request('/api/jobs/leaky', { headers: admin }))).deployments[0];
+    }
+    expect(errors.length, output).toBeGreaterThan(0);
+    expect(errors[0]!.payload.reason).toContain('401');
+    expect(errors[0]!.payload.reason).toContain('[secret api/key]');
+    expect(deployment?.state).toBe('failed');
+    expect(output).toContain('[secret api/token]');
+
+    const everything = [
+      output,
+      JSON.stringify(await json(await t.request('/api/events?limit=1000', { headers: admin }))),
+      JSON.stringify(await json(await t.request('/api/jobs/leaky', { headers: admin }))),
+      JSON.stringify(await json(await t.request('/api/workers/redact-w', { headers: admin }))),
+      t.logs(),
+    ].join('\n');
+    for (const secret of [KEY, TOKEN, encodeURIComponent(TOKEN)]) expect(everything).not.toContain(secret);
+  }, 60_000);
+});
+
+describe('secretRedactor', () => {
+  it('replaces raw, URL-encoded and JSON-escaped forms at any depth, longest first', () => {
+    const redact = secretRedactor({ 'a/short': 'abc', 'a/long': 'abc"def', 'a/empty': '' });
+    expect(redact({ reason: 'x abc"def y abc%22def z abc\\"def', list: ['abc'], n: 3, abc: true })).toEqual({
+      reason: 'x [secret a/long] y [secret a/long] z [secret a/long]',
+      list: ['[secret a/short]'],
+      n: 3,
+      '[secret a/short]': true,
+    });
+    expect(secretRedactor({})('abc')).toBe('abc');
+  });
+});
