@@ -78,6 +78,8 @@ export async function jobRunAction(
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   streams.signal?.addEventListener('abort', stop, { once: true });
+  // A reader that went away (`sluice job run job.yaml | head`) ends the run quietly.
+  streams.stdout.on('error', stop);
   try {
     await runJob(runtime.value, {
       worker,
@@ -91,5 +93,6 @@ export async function jobRunAction(
   } finally {
     process.removeListener('SIGINT', stop);
     process.removeListener('SIGTERM', stop);
+    streams.stdout.removeListener('error', stop);
   }
 }

@@ -111,6 +111,18 @@ describe('the print output', () => {
     await writing;
     expect(done).toBe(true);
   });
+
+  it('rejects writes once its stream failed (the reader went away), without an unhandled error', async () => {
+    const gone = new Writable({
+      write(_chunk, _encoding, callback) {
+        callback(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+      },
+    });
+    const print = createPrintOutput(gone);
+    await print.write([{ a: 1 }]).catch(() => {});
+    await new Promise((r) => setTimeout(r, 10));
+    await expect(print.write([{ a: 2 }])).rejects.toMatchObject({ code: 'EPIPE' });
+  });
 });
 
 describe('the http-poll input', () => {
