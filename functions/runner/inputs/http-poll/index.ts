@@ -7,6 +7,8 @@ import { parseDuration } from '../../../../shared/duration.ts';
 import type { HttpPollInput } from '../../../../shared/job/schema.ts';
 import type { Input, RunEvent } from '../../types.ts';
 
+const BATCH_SIZE = 1_000;
+
 export function createHttpPollInput(config: HttpPollInput): Input {
   const timeoutMs = parseDuration(config.timeout);
   return {
@@ -27,7 +29,10 @@ export function createHttpPollInput(config: HttpPollInput): Input {
       }
       const text = await res.text();
       if (!res.ok) throw new Error(`${config.url} answered ${res.status}: ${text.slice(0, 200)}`);
-      await deliver(toEvents(text, config.json));
+      // Large answers go out in batches: the output can push back, and Ctrl-C stops between them.
+      const events = toEvents(text, config.json);
+      for (let i = 0; i < events.length && !ctx.signal.aborted; i += BATCH_SIZE)
+        await deliver(events.slice(i, i + BATCH_SIZE));
     },
   };
 }
