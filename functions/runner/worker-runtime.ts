@@ -142,6 +142,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         options.log(`${name}: removed from this worker`);
       }
     }
+    let transient: Error | undefined;
     for (const job of deployed) {
       const current = jobs.get(job.name);
       /** A job this worker cannot run: stop what runs and report the reason in heartbeats. */
@@ -160,7 +161,14 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         cannotRun(job.error ?? 'does not render');
         continue;
       }
-      const resolved = await resolveRefs(job.name, job.definition);
+      let resolved: Awaited<ReturnType<typeof resolveRefs>>;
+      try {
+        resolved = await resolveRefs(job.name, job.definition);
+      } catch (err) {
+        // The control plane failed for this job only: bring the others in line, then retry.
+        transient ??= err as Error;
+        continue;
+      }
       if (!resolved.ok) {
         cannotRun(resolved.error);
         continue;
@@ -171,6 +179,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       current?.controller.abort();
       start({ ...job, definition: resolved.definition }, fingerprint, resolved.redact);
     }
+    if (transient) throw transient;
   };
 
   /** Fills in `${secret|...}` (from the control plane, for this job only) and `${dyn|...||fallback}`. */

@@ -146,6 +146,32 @@ describe('the worker runtime keeps jobs current', () => {
     await w.done;
   });
 
+  it("runs the other jobs while one job's secrets cannot be fetched, and retries that one", async () => {
+    const plane = fakeControlPlane();
+    const withSecret = job('flaky', '/flaky');
+    (withSecret.definition.input['http-poll'].headers as Record<string, string>).authorization =
+      '${secret|api/token}';
+    plane.state.deployed = [withSecret, job('b', '/b')];
+    let failures = 1;
+    const api = await plane.api();
+    const post = api.post.bind(api);
+    api.post = async <T>(path: string, options?: { body?: unknown }): Promise<T> => {
+      if (path === '/api/worker/secrets/resolve') {
+        if (failures-- > 0) throw new Error('503 unavailable');
+        return { values: { 'api/token': 't' } } as T;
+      }
+      return await post<T>(path, options);
+    };
+    const w = startWorker({ ...plane, api: async () => api });
+    // At once, not after the retry's back-off (at least 1 s).
+    expect(await until(() => w.events.some((e) => e.path === '/b'), 800)).toBe(true);
+    expect(w.events.some((e) => e.path === '/flaky')).toBe(false);
+    expect(await until(() => w.events.some((e) => e.path === '/flaky'), 5_000)).toBe(true);
+    expect(starts(w.log, 'b')).toBe(1);
+    w.stop();
+    await w.done;
+  });
+
   it('backs off while the control plane is down and catches up when it is back', async () => {
     const plane = fakeControlPlane();
     plane.state.down = true;
