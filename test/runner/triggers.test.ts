@@ -93,6 +93,23 @@ describe('triggers', () => {
     }
   });
 
+  it('keeps the cron beat under a random offset longer than the period', async () => {
+    const { ctx, controller } = context();
+    await ctx.watermarks.set('t', 'random-offset-ms', '1500');
+    const at: number[] = [];
+    await runOnTrigger(
+      trigger({ cron: { cron: '* * * * * *', 'random-offset': '2s' } }),
+      async () => {
+        if (at.push(Date.now()) === 3) controller.abort();
+      },
+      ctx,
+    );
+    // Every second, half a second past the second (1.5 s after each scheduled time).
+    for (const time of at) expect(Math.abs((time % 1000) - 500)).toBeLessThan(150);
+    expect(at[2]! - at[0]!).toBeGreaterThan(1_700);
+    expect(at[2]! - at[0]!).toBeLessThan(2_300);
+  });
+
   it('hands each run the next window and catches up window by window from the watermark', async () => {
     const now = Date.parse('2026-01-01T12:00:00Z');
     const { ctx, controller } = context({ now: () => now });
