@@ -15,7 +15,9 @@ import { type JobRecord, stagedContext } from '../jobs/store.ts';
 import { createGcsInput } from '../runner/inputs/gcs/index.ts';
 import { createHttpPollInput } from '../runner/inputs/http-poll/index.ts';
 import { createPrintOutput } from '../runner/outputs/print/index.ts';
+import type { Redactor } from '../runner/redact.ts';
 import { withRunReports } from '../runner/run-reports.ts';
+import { resolveRuntimeValues } from '../secrets/runtime-values.ts';
 import { runScheduledTick, type ScheduledJob } from './tick.ts';
 
 export const CLOUD_WORKER = 'cloud';
@@ -24,6 +26,7 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
   const db = await deps.clients.firestore();
   const contexts = new ContextStore(db);
   const output = createPrintOutput(process.stdout);
+  const redactors = new Map<string, Redactor>();
   return await runScheduledTick(
     {
       db,
@@ -53,11 +56,24 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
               });
               return undefined;
             }
+            // ${secret|...} and ${dyn|...}: resolved here, as a worker would, only for this run.
+            const values = await resolveRuntimeValues(deps, db, tenant, rendering!.result.definition);
+            if (!values.ok) {
+              await appendEvent(db, tenant, {
+                type: 'job-errors',
+                source: 'worker',
+                worker: CLOUD_WORKER,
+                job: record.name,
+                payload: { reason: `missing ${values.missing.join(', ')}` },
+              });
+              return undefined;
+            }
+            redactors.set(`${tenant}/${record.name}`, values.redact);
             return {
               tenant,
               name: record.name,
               version: record.staged.version,
-              definition: rendering!.result.definition,
+              definition: values.definition,
             };
           }),
         );
@@ -76,7 +92,7 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
           source: 'job',
           worker: CLOUD_WORKER,
           job: job.name,
-          payload: report.payload,
+          payload: (redactors.get(`${job.tenant}/${job.name}`) ?? ((v) => v))(report.payload),
         }).catch((err) => deps.logger.warn({ err }, 'could not record a run event'));
       },
     },

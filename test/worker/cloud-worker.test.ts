@@ -50,4 +50,29 @@ describe('the built-in cloud worker', () => {
       expect.arrayContaining(['job-run-started', 'job-run-ended']),
     );
   });
+
+  it('resolves variables for jobs it runs, and reports what is missing instead of running with the literal text', async () => {
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/`;
+    const yaml = `name: cloud-vars\ninput:\n  http-poll:\n    url: '${url}\${dyn|SUFFIX}'\n    json: true\noutput:\n  print: {}\n`;
+    await t.request('/api/jobs/cloud-vars', {
+      method: 'PUT',
+      headers: { ...admin, 'content-type': 'application/yaml' },
+      body: yaml,
+    });
+    expect(
+      (await t.request('/api/jobs/cloud-vars/deploy', jsonInit('POST', { workers: ['cloud'] }, admin)))
+        .status,
+    ).toBe(200);
+    const before = hits;
+    await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    expect(hits).toBe(before);
+    const errors = await json(
+      await t.request('/api/events?type=job-errors&job=cloud-vars', { headers: admin }),
+    );
+    expect(errors.events[0].payload.reason).toBe('missing variable SUFFIX');
+
+    await t.request('/api/variables/SUFFIX', jsonInit('PUT', { value: 'x' }, admin));
+    await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    expect(hits).toBe(before + 1);
+  });
 });
