@@ -7,6 +7,7 @@ import { writeLogin } from '../credentials-store.ts';
 import { CliError } from '../exit-codes.ts';
 import type { CommandContext } from '../globals.ts';
 import { printResult } from '../output.ts';
+import { readSecretFromStdin } from '../stdin-secret.ts';
 import type { CommandGroup } from './index.ts';
 
 interface TokenAnswer {
@@ -16,20 +17,12 @@ interface TokenAnswer {
   roles: string[];
 }
 
-async function secretFromStdin(ctx: CommandContext, what: string): Promise<string> {
-  if (ctx.io.stdinIsTty)
-    throw CliError.usage(`pipe the ${what} on standard input, e.g. \`cat ${what}.txt | sluice ...\``);
-  const value = (await ctx.io.readStdin()).replace(/\r?\n$/, '');
-  if (!value) throw CliError.usage(`standard input was empty: expected the ${what}`);
-  return value;
-}
-
 async function userToken(
   ctx: CommandContext,
   username: string,
   opts: { ttl?: string; tenant?: string },
 ): Promise<TokenAnswer> {
-  const password = await secretFromStdin(ctx, 'password');
+  const password = await readSecretFromStdin(ctx.io, 'password');
   const api = await ctx.api();
   return await api.post<TokenAnswer>('/api/tokens/create/user', {
     anonymous: true,
@@ -72,7 +65,7 @@ export const authCommands: CommandGroup = (program, wrap) => {
     .addHelpText('after', '\nExample:\n  echo "$SLUICE_API_KEY" | sluice token api --ttl 1h')
     .action(
       wrap(async (ctx, opts) => {
-        const key = await secretFromStdin(ctx, 'key');
+        const key = await readSecretFromStdin(ctx.io, 'key');
         const api = await ctx.api();
         const answer = await api.post<TokenAnswer>('/api/tokens/create/api', {
           anonymous: true,

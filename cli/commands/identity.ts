@@ -1,15 +1,8 @@
 /** `sluice user ...`, `sluice api-key ...`, `sluice worker create|ls|get|rm|rotate-key|enroll`. */
 import { CliError } from '../exit-codes.ts';
-import type { CommandContext } from '../globals.ts';
 import { printResult } from '../output.ts';
+import { readSecretFromStdin } from '../stdin-secret.ts';
 import type { CommandGroup } from './index.ts';
-
-async function stdinSecret(ctx: CommandContext, what: string): Promise<string> {
-  if (ctx.io.stdinIsTty) throw CliError.usage(`pipe the ${what} on standard input`);
-  const value = (await ctx.io.readStdin()).replace(/\r?\n$/, '');
-  if (!value) throw CliError.usage(`standard input was empty: expected the ${what}`);
-  return value;
-}
 
 function labels(pairs: string[] = []): Record<string, string> {
   return Object.fromEntries(
@@ -35,7 +28,7 @@ export const identityCommands: CommandGroup = (program, wrap) => {
     .action(
       wrap(async (ctx, username, opts) => {
         const o = opts as { role: string; tenant?: string; passwordStdin?: boolean };
-        const password = o.passwordStdin ? await stdinSecret(ctx, 'password') : undefined;
+        const password = o.passwordStdin ? await readSecretFromStdin(ctx.io, 'password') : undefined;
         const created = await (await ctx.api()).post('/api/users', {
           body: {
             username,
@@ -73,7 +66,7 @@ export const identityCommands: CommandGroup = (program, wrap) => {
     .description('Set a password read from standard input; old tokens stop working')
     .action(
       wrap(async (ctx, username) => {
-        const password = await stdinSecret(ctx, 'password');
+        const password = await readSecretFromStdin(ctx.io, 'password');
         await (await ctx.api()).post(`/api/users/${encodeURIComponent(username as string)}/password`, {
           body: { password },
         });
@@ -179,7 +172,7 @@ export const identityCommands: CommandGroup = (program, wrap) => {
     .action(
       wrap(async (ctx, opts) => {
         const o = opts as { id?: string; label?: string[] };
-        const secret = await stdinSecret(ctx, 'enrollment secret');
+        const secret = await readSecretFromStdin(ctx.io, 'enrollment secret');
         const enrolled = await (await ctx.api()).post('/api/workers/enroll', {
           anonymous: true,
           body: { secret, labels: labels(o.label), ...(o.id ? { id: o.id } : {}) },

@@ -2,6 +2,7 @@
 import { Option } from 'commander';
 import { CliError } from '../exit-codes.ts';
 import { printResult } from '../output.ts';
+import { readSecretFromStdin } from '../stdin-secret.ts';
 import type { CommandGroup } from './index.ts';
 
 function split(ref: string): [string, string] {
@@ -21,9 +22,7 @@ export const secretCommands: CommandGroup = (program, wrap) => {
     .description('Store a secret; the value is read from standard input and never shown again')
     .action(
       wrap(async (ctx, ref) => {
-        if (ctx.io.stdinIsTty) throw CliError.usage('pipe the value on standard input');
-        const value = (await ctx.io.readStdin()).replace(/\r?\n$/, '');
-        if (!value) throw CliError.usage('standard input was empty: expected the secret value');
+        const value = await readSecretFromStdin(ctx.io, 'secret value');
         const [scope, name] = split(ref as string);
         await (await ctx.api()).put(`/api/secrets/${scope}/${name}`, { body: { value } });
         ctx.io.stderr(`stored secret ${ref}\n`);
