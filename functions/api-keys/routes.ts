@@ -111,12 +111,8 @@ export function apiKeysFamily(deps: AppDeps): RouteFamily {
       const { id } = c.req.valid('param');
       const tenant = c.get('principal').tenant;
       const store = await auth.store();
-      await store.db.runTransaction(async (tx) => {
-        const ref = store.apiKey(tenant, id);
-        const record = (await tx.get(ref)).data() as ApiKeyRecord | undefined;
-        if (!record) throw ApiError.notFound(`no API key ${id}`);
-        store.deleteKeyed(tx, ref, record.key_hash);
-      });
+      if (!(await store.removeKeyed(store.apiKey(tenant, id), 'key_hash')))
+        throw ApiError.notFound(`no API key ${id}`);
       auth.forget(`api-key:${tenant}:${id}`);
       return c.body(null, 204);
     },

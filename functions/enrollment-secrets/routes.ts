@@ -120,12 +120,9 @@ export function enrollmentSecretsFamily(deps: AppDeps): RouteFamily {
       const { id } = c.req.valid('param');
       const tenant = c.get('principal').tenant;
       const store = await auth.store();
-      await store.db.runTransaction(async (tx) => {
-        const ref = store.enrollmentSecret(tenant, id);
-        const record = (await tx.get(ref)).data() as EnrollmentSecretRecord | undefined;
-        if (!record) throw ApiError.notFound(`no enrollment secret ${id}`);
-        store.deleteKeyed(tx, ref, record.secret_hash);
-      });
+      if (!(await store.removeKeyed(store.enrollmentSecret(tenant, id), 'secret_hash'))) {
+        throw ApiError.notFound(`no enrollment secret ${id}`);
+      }
       return c.body(null, 204);
     },
   );

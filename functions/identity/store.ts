@@ -94,4 +94,14 @@ export class IdentityStore {
     tx.delete(ref);
     if (keyHash) tx.delete(this.keyIndex(keyHash));
   }
+
+  /** Deletes a record that holds a key hash in `hashField`, with its index entry; false when it did not exist. */
+  async removeKeyed(ref: DocumentReference, hashField: 'key_hash' | 'secret_hash'): Promise<boolean> {
+    return await this.db.runTransaction(async (tx) => {
+      const record = (await tx.get(ref)).data();
+      if (!record) return false;
+      this.deleteKeyed(tx, ref, record[hashField] as string | undefined);
+      return true;
+    });
+  }
 }
