@@ -392,13 +392,13 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
     const tenant = c.get('principal').tenant;
     const contexts = new ContextStore(firestore);
     await assertWorkersExist(firestore, tenant, add);
-    if (add.includes('cloud')) await assertRunsOnCloud(firestore, tenant, name);
     const { record, outbox } = await firestore.runTransaction(async (tx) => {
       const ref = jobsCollection(firestore, tenant).doc(name);
       const current = (await tx.get(ref)).data() as JobRecord | undefined;
       if (!current) throw ApiError.notFound(`no job ${name}`);
       const jobContext = await contexts.read(tenant, { kind: 'job', name });
       const definition = definitionOf(current);
+      if (add.includes('cloud')) assertRunsOnCloud(definition);
       const workers = [...new Set([...Object.keys(current.deployments), ...add])];
       const failures = renderingFailures(
         await renderForWorkers(contexts, tenant, { name, definition, jobContext }, workers),
@@ -503,15 +503,8 @@ async function readDefinition(
 }
 
 /** The `cloud` worker runs in a scheduled function and receives no messages: message triggers can't run there. */
-async function assertRunsOnCloud(
-  firestore: FirebaseFirestore.Firestore,
-  tenant: string,
-  name: string,
-): Promise<void> {
-  const record = (await jobsCollection(firestore, tenant).doc(name).get()).data() as JobRecord | undefined;
-  const input = record
-    ? (definitionOf(record).input as Record<string, { trigger?: { message?: unknown } }>)
-    : {};
+function assertRunsOnCloud(definition: Record<string, unknown>): void {
+  const input = definition.input as Record<string, { trigger?: { message?: unknown } }>;
   if (Object.values(input).some((kind) => kind?.trigger?.message !== undefined)) {
     throw ApiError.invalid(
       'message-triggered jobs run on workers that receive messages, not on the cloud worker',
