@@ -1,0 +1,159 @@
+/**
+ * `npm run bench:gcs:parquet`: the `gcs` input's parquet conversion against DuckDB, side
+ * by side in one run. A 1M-row, 10-column snappy parquet file (written by DuckDB) is
+ * read by the real input through Sluice's Cloud Storage emulator (range reads), and
+ * every row goes to the real `print` output writing to /dev/null: DuckDB writes JSON
+ * text, so we must produce JSON text too, not just count objects. DuckDB, one thread,
+ * converts the same file with `COPY ... TO '/dev/null' (FORMAT json)`.
+ *
+ * The machine is shared, so the two are run in alternation `runs` times (default 3);
+ * the figures are medians, and `ratio` is the median of the per-run ratios (each run's
+ * pair ran at nearly the same time, under nearly the same load).
+ *
+ * @example
+ *   const { ratio } = await benchParquet({ dir: '/tmp/x' }); // bench/gcs.ts section 5
+ *   BENCH_PARQUET_RUNS=5 npm run bench:gcs:parquet
+ */
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Storage } from '@google-cloud/storage';
+import { createGcsInput } from '../functions/runner/inputs/gcs/index.ts';
+import { createPrintOutput } from '../functions/runner/outputs/print/index.ts';
+import type { RunContext } from '../functions/runner/types.ts';
+import { startStorageEmulator } from '../local/storage-emulator/index.ts';
+import { validateJob } from '../shared/job/index.ts';
+
+export const PARQUET_ROWS = 1_000_000;
+
+export interface ParquetBenchResult {
+  rowsPerSecond: number;
+  duckdbRowsPerSecond: number;
+  ratio: number;
+  runs: { rowsPerSecond: number; duckdbRowsPerSecond: number; ratio: number }[];
+}
+
+export async function benchParquet(opts: { dir: string; runs?: number }): Promise<ParquetBenchResult> {
+  const root = join(opts.dir, 'parquet-bench');
+  const folder = join(root, 'bench', 'parquet');
+  mkdirSync(folder, { recursive: true });
+  const path = join(folder, 'data.parquet');
+  await duck(`COPY (SELECT i AS id, i * 2 AS a, i % 1000 AS b, i * 1.5 AS c, 'name-' || i AS d, i % 7 = 0 AS e,
+    (i * 31) % 100000 AS f, 'k' || (i % 100) AS g, i::DOUBLE / 3 AS h, i + 17 AS j FROM range(${PARQUET_ROWS}) t(i))
+    TO '${path}' (FORMAT parquet, ROW_GROUP_SIZE 122880)`);
+
+  const emulator = await startStorageEmulator({ port: 0, dir: root });
+  const storage = new Storage({
+    apiEndpoint: emulator.url,
+    projectId: 'bench',
+    retryOptions: { autoRetry: false },
+  });
+  const runs: ParquetBenchResult['runs'] = [];
+  try {
+    for (let run = 0; run < (opts.runs ?? 3); run++) {
+      const ours = await timed(() => runInput(storage));
+      if (ours.value !== PARQUET_ROWS)
+        throw new Error(`the input gave ${ours.value} rows, not ${PARQUET_ROWS}`);
+      const duckS = await timed(() =>
+        duck(`SET threads = 1; COPY (SELECT * FROM read_parquet('${path}')) TO '/dev/null' (FORMAT json)`),
+      );
+      const result = {
+        rowsPerSecond: PARQUET_ROWS / ours.s,
+        duckdbRowsPerSecond: PARQUET_ROWS / duckS.s,
+        ratio: duckS.s / ours.s,
+      };
+      console.error(`run ${run + 1}: ${format(result)}`);
+      runs.push(result);
+    }
+  } finally {
+    await emulator.stop();
+  }
+  return {
+    rowsPerSecond: median(runs.map((r) => r.rowsPerSecond)),
+    duckdbRowsPerSecond: median(runs.map((r) => r.duckdbRowsPerSecond)),
+    ratio: median(runs.map((r) => r.ratio)),
+    runs,
+  };
+}
+
+/** The parquet object through the real input into `print` writing to /dev/null; returns the row count. */
+async function runInput(storage: Storage): Promise<number> {
+  const result = validateJob(
+    {
+      name: 'bench',
+      input: {
+        gcs: {
+          'bucket-name': 'bench',
+          credentials: { 'storage-url': 'gs://bench' },
+          mode: 'download-objects',
+          'object-names': ['parquet/data.parquet'],
+          preprocessors: ['extension'],
+        },
+      },
+      output: { print: {} },
+    },
+    { level: 'rendered' },
+  );
+  if (!result.ok) throw new Error(JSON.stringify(result.errors));
+  const input = createGcsInput(result.job.input.gcs!, { storage });
+  const sink = createWriteStream('/dev/null');
+  const output = createPrintOutput(sink);
+  let rows = 0;
+  const ctx: RunContext = {
+    job: 'bench',
+    worker: 'bench',
+    signal: new AbortController().signal,
+    fingerprints: { seen: async () => new Set(), commit: async () => {} },
+    watermarks: { get: async () => undefined, set: async () => {} },
+    report: (r) => {
+      if (r.type === 'job-errors') console.error('job-errors', JSON.stringify(r.payload));
+    },
+  };
+  await input.run(ctx, async (batch) => {
+    rows += batch.length;
+    await output.write(batch);
+  });
+  await output.close();
+  await new Promise<void>((resolve) => sink.end(resolve));
+  return rows;
+}
+
+async function duck(sql: string): Promise<void> {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    for (const statement of sql.split(';').filter((s) => s.trim())) await connection.run(statement);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ s: number; value: T }> {
+  const start = performance.now();
+  const value = await fn();
+  return { s: (performance.now() - start) / 1000, value };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function format(r: { rowsPerSecond: number; duckdbRowsPerSecond: number; ratio: number }): string {
+  return `gcs input ${(r.rowsPerSecond / 1000).toFixed(0)}k rows/s, DuckDB (1 thread) ${(r.duckdbRowsPerSecond / 1000).toFixed(0)}k rows/s, ratio ${r.ratio.toFixed(2)} (target ≥ 0.5)`;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-parquet-'));
+  try {
+    const result = await benchParquet({ dir, runs: Number(process.env.BENCH_PARQUET_RUNS ?? 3) });
+    console.log(`\nbench:gcs:parquet (median of ${result.runs.length})\n${format(result)}`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
