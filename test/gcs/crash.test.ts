@@ -85,8 +85,8 @@ it('SIGKILL at 20 random points, then a run to the end: every line printed, noth
   let printedLines = 0;
   const record = (line: string) => {
     const event = JSON.parse(line) as { object: string; l: number };
-    let seen = printed.get(event.object);
-    if (!seen) printed.set(event.object, (seen = new Set()));
+    const seen = printed.get(event.object) ?? new Set<number>();
+    printed.set(event.object, seen);
     if (!seen.has(event.l)) printedLines++;
     seen.add(event.l);
   };
