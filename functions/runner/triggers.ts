@@ -104,11 +104,14 @@ async function runOnMessages(
   }
 }
 
-/** Runs every complete window between the watermark and now; advances the watermark after each. */
-async function runDueWindows(
+/**
+ * Runs every complete window between the watermark and now; advances the watermark after
+ * each. Also used by the scheduled tick, which decides on its own when a job is due.
+ */
+export async function runDueWindows(
   window: Window,
   runOnce: (window?: RunWindow) => Promise<void>,
-  ctx: TriggerContext,
+  ctx: Pick<TriggerContext, 'job' | 'signal' | 'watermarks' | 'now'>,
 ): Promise<void> {
   const now = ctx.now ?? Date.now;
   const size = parseDuration(window.size);
@@ -137,7 +140,11 @@ async function attempt(ctx: TriggerContext, run: () => Promise<void>): Promise<v
   }
 }
 
-async function randomOffset(ctx: TriggerContext, maxMs: number): Promise<number> {
+/** The job's random offset: chosen once, then kept with its watermarks. */
+export async function randomOffset(
+  ctx: Pick<TriggerContext, 'job' | 'watermarks'>,
+  maxMs: number,
+): Promise<number> {
   if (maxMs <= 0) return 0;
   const kept = await ctx.watermarks.get(ctx.job, 'random-offset-ms');
   if (kept !== undefined) return Number(kept);

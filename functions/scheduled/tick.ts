@@ -8,9 +8,11 @@
  *
  * Which jobs are deployed is the deployments store's business: the caller passes
  * `jobs()` (rendered definitions); entries that are not usable are skipped with a
- * report, never a crash. A job without a trigger runs until one run completes for its
- * version; an `interval` trigger runs when its duration has passed since the last run;
- * other triggers run every tick (the tick is their schedule).
+ * report, never a crash. Whether a job is due is `dueOnTick` (`shared/job/tick-schedule.ts`):
+ * once per version without a trigger, `interval` and `cron` on their schedule with the
+ * kept random offset, and at once to carry on a run the deadline cut short. A `window`
+ * runs every complete window since the job's watermark (kept in Firestore), one after
+ * the other, exactly as on a long-running worker.
  *
  * @example
  *   await runScheduledTick(deps, { deadlineMs: Date.now() + 50_000 });
@@ -19,9 +21,12 @@ import { randomUUID } from 'node:crypto';
 import type { Firestore } from '@google-cloud/firestore';
 import { parseDuration } from '../../shared/duration.ts';
 import type { JobDefinition } from '../../shared/job/index.ts';
+import type { Trigger } from '../../shared/job/schema.ts';
+import { afterTickRun, dueOnTick, type TickState } from '../../shared/job/tick-schedule.ts';
 import { firestoreFingerprints, firestoreWatermarks } from '../runner/fingerprints/firestore.ts';
 import { createGcsInput, type GcsInputOptions } from '../runner/inputs/gcs/index.ts';
-import type { Input, Output, RunReport } from '../runner/types.ts';
+import { randomOffset, runDueWindows } from '../runner/triggers.ts';
+import type { Input, Output, RunReport, RunWindow } from '../runner/types.ts';
 import { acquireLease, leasePath, releaseLease } from './lease.ts';
 
 export interface ScheduledJob {
@@ -101,42 +106,54 @@ async function runOne(
     report({ type: 'job-errors', payload: { reason: 'not runnable on the cloud worker', job: job?.name } });
     return { ...base, outcome: 'skipped' };
   }
-  const state = deps.db.doc(`tenants/${job.tenant}/jobs/${job.name}/scheduled/state`);
+  const stateDoc = deps.db.doc(`tenants/${job.tenant}/jobs/${job.name}/scheduled/state`);
   const path = leasePath(job.tenant, job.name);
   if (!(await acquireLease(deps.db, path, { owner, untilMs: stopAt + 10_000, nowMs: now() }))) {
     return { ...base, outcome: 'leased-elsewhere' };
   }
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new Error('scheduled tick deadline')),
+    Math.max(0, stopAt - now()),
+  );
   try {
-    const snapshot = await state.get();
-    if (!isDue(job, snapshot.data() ?? {}, now())) return { ...base, outcome: 'not-due' };
-    const controller = new AbortController();
-    const timer = setTimeout(
-      () => controller.abort(new Error('scheduled tick deadline')),
-      Math.max(0, stopAt - now()),
-    );
+    const trigger = triggerOf(job.definition);
+    const spec = trigger?.interval ?? trigger?.cron;
+    const watermarks = firestoreWatermarks(deps.db, { tenant: job.tenant });
+    const triggerContext = { job: job.name, signal: controller.signal, watermarks, now };
+    const offsetMs = spec ? await randomOffset(triggerContext, parseDuration(spec['random-offset'])) : 0;
+    const state = ((await stateDoc.get()).data() ?? {}) as TickState;
+    const startedMs = now();
+    const version = String(job.version ?? '');
+    if (!dueOnTick(trigger, state, { nowMs: startedMs, offsetMs, version })) {
+      // The reference of a first interval or cron run: when a tick first saw the job.
+      if (state.first_seen_ms === undefined)
+        await stateDoc.set({ first_seen_ms: startedMs }, { merge: true });
+      return { ...base, outcome: 'not-due' };
+    }
     const output = deps.outputFor(job);
-    try {
-      await input.run(
+    const runOnce = (window?: RunWindow) =>
+      input.run(
         {
           job: job.name,
           worker: 'cloud',
           signal: controller.signal,
           fingerprints: firestoreFingerprints(deps.db, { tenant: job.tenant }),
-          watermarks: firestoreWatermarks(deps.db, { tenant: job.tenant }),
+          watermarks,
           report,
+          ...(window ? { window } : {}),
         },
         (events) => output.write(events),
       );
+    try {
+      if (spec?.window) await runDueWindows(spec.window, runOnce, triggerContext);
+      else await runOnce();
     } finally {
-      clearTimeout(timer);
       await output.close();
     }
     const completed = !controller.signal.aborted;
-    await state.set(
-      {
-        last_run_ended_ms: now(),
-        ...(completed ? { completed_version: String(job.version ?? '') } : {}),
-      },
+    await stateDoc.set(
+      afterTickRun(trigger, state, { startedMs, endedMs: now(), offsetMs, version, completed }),
       { merge: true },
     );
     return { ...base, outcome: completed ? 'completed' : 'stopped-at-deadline' };
@@ -144,6 +161,7 @@ async function runOne(
     report({ type: 'run-job-failure', payload: { job: job.name, error: (err as Error).message } });
     return { ...base, outcome: 'failed', error: (err as Error).message };
   } finally {
+    clearTimeout(timer);
     await releaseLease(deps.db, path, owner).catch(() => {});
   }
 }
@@ -158,12 +176,6 @@ function safeInput(deps: ScheduledDeps, job: ScheduledJob): Input | undefined {
   }
 }
 
-function isDue(job: ScheduledJob, state: Record<string, unknown>, nowMs: number): boolean {
-  const trigger = job.definition.input.gcs?.trigger ?? job.definition.input['http-poll']?.trigger;
-  if (!trigger) return state.completed_version !== String(job.version ?? '');
-  if (trigger.interval) {
-    const last = Number(state.last_run_ended_ms ?? 0);
-    return nowMs - last >= parseDuration(trigger.interval.duration);
-  }
-  return true;
+function triggerOf(definition: JobDefinition): Trigger | undefined {
+  return definition.input.gcs?.trigger ?? definition.input['http-poll']?.trigger;
 }

@@ -98,3 +98,48 @@ it('two ticks at once: one holds the lease, each line is delivered exactly once'
   expect(seen).toHaveLength(200);
   expect(new Set(seen).size).toBe(200);
 });
+
+it('cron with a window on the cloud worker: waits for the first beat, catches up window by window, then one window a beat', async () => {
+  const hours = [8, 9, 10, 11, 12];
+  for (const h of hours) await env.put(`win/2026/11/20/${String(h).padStart(2, '0')}/a.json`, `{"h":${h}}`);
+  const fields = {
+    'object-names': ['win/'],
+    'timestamp-mode': {
+      'object-name-pattern': '^win/(?P<Y>\\d{4})/(?P<m>\\d{2})/(?P<d>\\d{2})/(?P<H>\\d{2})/',
+    },
+    trigger: {
+      cron: {
+        cron: '0 * * * *',
+        window: {
+          size: '1h',
+          start: {
+            'start-time': { 'start-time': '2026-11-20 08:00:00.000 +0000', 'highwatermark-file': 'hw' },
+          },
+        },
+      },
+    },
+  };
+  const seen: string[] = [];
+  let clock = 0;
+  const tickAt = async (iso: string) => {
+    clock = Date.parse(iso);
+    const [, result] = await runScheduledTick(
+      { ...deps('t-cron', seen, 0, fields), now: () => clock },
+      { deadlineMs: clock + 30_000 },
+    );
+    return result!.outcome;
+  };
+  const watermark = async () =>
+    (await db.doc('tenants/t-cron/jobs/cloud-job/watermarks/hw').get()).get('value') as string | undefined;
+
+  expect(await tickAt('2026-11-20T10:20:00Z')).toBe('not-due');
+  expect(seen).toEqual([]);
+  // The 11:00 beat: the windows 08–09, 09–10 and 10–11, one after the other.
+  expect(await tickAt('2026-11-20T11:00:04Z')).toBe('completed');
+  expect(seen).toEqual(['{"h":8}', '{"h":9}', '{"h":10}']);
+  expect(await watermark()).toBe('2026-11-20T11:00:00.000Z');
+  expect(await tickAt('2026-11-20T11:40:00Z')).toBe('not-due');
+  expect(await tickAt('2026-11-20T12:00:03Z')).toBe('completed');
+  expect(seen).toEqual(['{"h":8}', '{"h":9}', '{"h":10}', '{"h":11}']);
+  expect(await watermark()).toBe('2026-11-20T12:00:00.000Z');
+});
