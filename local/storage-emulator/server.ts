@@ -10,6 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { FaultInjector, RequestKind } from './faults.ts';
 import { listNames } from './list.ts';
+import { applyFields, parseFields } from './partial-response.ts';
 import { bucketResource, errorBody, etagOf, objectResource } from './resources.ts';
 import type { ObjectMeta, ObjectStore, WritableMeta } from './store.ts';
 
@@ -61,6 +62,7 @@ export function createHandler(store: ObjectStore, faults: FaultInjector, baseUrl
     const q = url.searchParams;
     const method = req.method!;
     const base = baseUrl();
+    const fields = selectedFields(q);
     if (route.kind === 'upload') {
       if (!(await store.bucket(route.bucket)))
         throw new HttpError(404, `The specified bucket does not exist.`);
@@ -98,7 +100,7 @@ export function createHandler(store: ObjectStore, faults: FaultInjector, baseUrl
         return sendEmpty(res, 204);
       }
     }
-    if (route.kind === 'objects' && method === 'GET') return await list(res, route.bucket, q, base);
+    if (route.kind === 'objects' && method === 'GET') return await list(res, route.bucket, q, base, fields);
     if (route.kind === 'object' || route.kind === 'download') {
       const bucket = await store.bucket(route.bucket);
       if (!bucket) throw new HttpError(404, 'The specified bucket does not exist.');
@@ -111,7 +113,7 @@ export function createHandler(store: ObjectStore, faults: FaultInjector, baseUrl
       checkPreconditions(q, object);
       if (method === 'GET' || method === 'HEAD') {
         if (route.kind === 'download' || q.get('alt') === 'media') return await download(req, res, object);
-        return sendJson(res, 200, objectResource(base, object));
+        return sendJson(res, 200, fields(objectResource(base, object)));
       }
       if (method === 'PATCH' || method === 'PUT') {
         const patch = JSON.parse((await readBody(req)).toString() || '{}') as Partial<WritableMeta>;
@@ -134,6 +136,7 @@ export function createHandler(store: ObjectStore, faults: FaultInjector, baseUrl
     bucketName: string,
     q: URLSearchParams,
     base: string,
+    fields: (body: Record<string, unknown>) => unknown,
   ): Promise<void> {
     const bucket = await store.bucket(bucketName);
     if (!bucket) throw new HttpError(404, 'The specified bucket does not exist.');
@@ -147,12 +150,16 @@ export function createHandler(store: ObjectStore, faults: FaultInjector, baseUrl
       ...optional('pageToken', q.get('pageToken')),
       ...(maxResults ? { maxResults: Number(maxResults) } : {}),
     });
-    sendJson(res, 200, {
-      kind: 'storage#objects',
-      ...(page.prefixes.length ? { prefixes: page.prefixes } : {}),
-      items: page.names.map((name) => objectResource(base, bucket.objects.get(name)!)),
-      ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-    });
+    sendJson(
+      res,
+      200,
+      fields({
+        kind: 'storage#objects',
+        ...(page.prefixes.length ? { prefixes: page.prefixes } : {}),
+        items: page.names.map((name) => objectResource(base, bucket.objects.get(name)!)),
+        ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
+      }),
+    );
   }
 
   async function download(req: IncomingMessage, res: ServerResponse, object: ObjectMeta): Promise<void> {
@@ -386,6 +393,19 @@ function kindOf(method: string, route: Route, url: URL): RequestKind {
     return 'download';
   if (route.kind === 'object' && method === 'GET') return 'metadata';
   return 'other';
+}
+
+/** The `fields` selection of a request (partial response), or the identity. */
+function selectedFields(q: URLSearchParams): (body: Record<string, unknown>) => unknown {
+  const text = q.get('fields');
+  if (!text) return (body) => body;
+  let selection: ReturnType<typeof parseFields>;
+  try {
+    selection = parseFields(text);
+  } catch (err) {
+    throw new HttpError(400, (err as Error).message);
+  }
+  return (body) => applyFields(body, selection);
 }
 
 function checkPreconditions(q: URLSearchParams, object: ObjectMeta | undefined): void {

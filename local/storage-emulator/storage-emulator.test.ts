@@ -178,7 +178,65 @@ describe('listing', () => {
   }, 60_000);
 });
 
+describe('partial responses', () => {
+  it('answers `fields` with only the selected fields, and pages still carry their token', async () => {
+    const bucket = await newBucket('fields-bucket');
+    const names = Array.from({ length: 5 }, (_, i) => `f/${i}.json`);
+    for (const name of names) await bucket.file(name).save('{}', { resumable: false });
+    const fields = 'items(name,generation,size),nextPageToken';
+    const seen: Record<string, unknown>[] = [];
+    let pageToken: string | undefined;
+    do {
+      // With `fields`, the client returns the items as plain resources (not `File`s).
+      const [items, next] = (await bucket.getFiles({
+        autoPaginate: false,
+        maxResults: 2,
+        fields,
+        ...(pageToken ? { pageToken } : {}),
+      })) as unknown as [Record<string, unknown>[], { pageToken?: string } | null];
+      seen.push(...items);
+      pageToken = next?.pageToken;
+    } while (pageToken);
+    expect(seen.map((item) => item.name)).toEqual(names);
+    for (const item of seen) expect(Object.keys(item).sort()).toEqual(['generation', 'name', 'size']);
+    const [full] = await bucket.file('f/0.json').getMetadata();
+    expect(seen[0]).toEqual({ name: full.name, generation: full.generation, size: full.size });
+
+    const [metadata] = await bucket.file('f/1.json').getMetadata({ fields: 'name,metadata/color' });
+    expect(metadata).toEqual({ name: 'f/1.json' });
+    await expect(bucket.getFiles({ fields: 'items(name' })).rejects.toMatchObject({ code: 400 });
+  });
+});
+
 describe('folder-backed mode', () => {
+  it('sees files added, changed and removed by hand after the next rescan', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-gcs-'));
+    mkdirSync(join(dir, 'drop/a'), { recursive: true });
+    for (let i = 0; i < 1500; i++) writeFileSync(join(dir, `drop/a/${String(i).padStart(4, '0')}`), `${i}`);
+    const folder = await startStorageEmulator({ dir });
+    try {
+      const bucket = new Storage({ apiEndpoint: folder.url, projectId: 'demo-gcs' }).bucket('drop');
+      const list = async () => (await bucket.getFiles())[0].map((f) => f.name);
+      expect(await list()).toHaveLength(1500);
+      const [before] = await bucket.file('a/0001').getMetadata();
+      writeFileSync(join(dir, 'drop/a/0000-new'), 'new');
+      rmSync(join(dir, 'drop/a/0002'));
+      writeFileSync(join(dir, 'drop/a/0001'), 'changed, longer');
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const names = await list();
+      expect(names).toHaveLength(1500);
+      expect(names.slice(0, 3)).toEqual(['a/0000', 'a/0000-new', 'a/0001']);
+      expect(names).not.toContain('a/0002');
+      const [after] = await bucket.file('a/0001').getMetadata();
+      expect(after.generation).not.toBe(before.generation);
+      const [data] = await bucket.file('a/0001').download({ validation: 'crc32c' });
+      expect(data.toString()).toBe('changed, longer');
+    } finally {
+      await folder.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('serves subfolders as buckets and files placed by hand as objects, and keeps writes on disk', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-gcs-'));
     mkdirSync(join(dir, 'landing/2026/01'), { recursive: true });
