@@ -25,6 +25,7 @@ import { listObjects, type ObjectMeta, toMeta } from './list.ts';
 import { listQueries, type TimeRange } from './list-range.ts';
 import { rangeReader } from './parquet.ts';
 import { contentEvents } from './payload.ts';
+import { prefetch } from './prefetch.ts';
 import { preprocess } from './preprocess.ts';
 import { isTransient, type RetryPolicy, withRetry } from './retry.ts';
 import { countSkip, newRunStats, type RunStats } from './stats.ts';
@@ -155,33 +156,37 @@ export async function runGcsInput(
   const filter = objectFilter(plan, { now, window: ctx.window });
   const pool = new Pool(options.concurrency ?? 4);
   let warned = false;
+  /** Filters a listed page and drops the objects already fingerprinted. */
+  const freshOf = async (page: ObjectMeta[]): Promise<ObjectMeta[]> => {
+    stats.listed += page.length;
+    if (!warned && plan.objectNames.length === 0 && stats.listed >= (options.largeListingWarning ?? 10_000)) {
+      warned = true;
+      ctx.report({
+        type: 'job-errors',
+        payload: {
+          input: 'gcs',
+          level: 'warning',
+          bucket: plan.bucket,
+          reason: 'large-listing',
+          message: `object-names is empty: listing every object of ${plan.bucket} (${stats.listed} so far); name prefixes or an anchored object-name-pattern with a window list less`,
+        },
+      });
+    }
+    const wanted: ObjectMeta[] = [];
+    for (const meta of page) {
+      const reason = filter(meta);
+      if (reason) countSkip(stats, reason);
+      else wanted.push(meta);
+    }
+    return plan.fingerprinting ? await unseen(wanted, ctx, stats) : wanted;
+  };
+  // Three stages overlap, one page ahead each: listing page N+2, checking the
+  // fingerprints of page N+1, reading the objects of page N. At most three pages of
+  // metadata are held at once, however large the bucket.
+  const listed = prefetch(candidatePages(plan, bucket, policy, now, ctx, stats, reportError), 1);
+  const freshPages = prefetch(mapPages(listed, freshOf), 1);
   try {
-    for await (const page of candidatePages(plan, bucket, policy, now, ctx, stats, reportError)) {
-      stats.listed += page.length;
-      if (
-        !warned &&
-        plan.objectNames.length === 0 &&
-        stats.listed >= (options.largeListingWarning ?? 10_000)
-      ) {
-        warned = true;
-        ctx.report({
-          type: 'job-errors',
-          payload: {
-            input: 'gcs',
-            level: 'warning',
-            bucket: plan.bucket,
-            reason: 'large-listing',
-            message: `object-names is empty: listing every object of ${plan.bucket} (${stats.listed} so far); name prefixes or an anchored object-name-pattern with a window list less`,
-          },
-        });
-      }
-      const wanted: ObjectMeta[] = [];
-      for (const meta of page) {
-        const reason = filter(meta);
-        if (reason) countSkip(stats, reason);
-        else wanted.push(meta);
-      }
-      const fresh = plan.fingerprinting ? await unseen(wanted, ctx, stats) : wanted;
+    for await (const fresh of freshPages) {
       if (plan.mode === 'list-objects') {
         for (const meta of fresh) {
           const object = track(meta);
@@ -251,6 +256,10 @@ async function* candidatePages(
   const pattern = plan.timestamp.kind === 'object-name-pattern' ? plan.timestamp.pattern.source : undefined;
   const queries = listQueries(plan.objectNames, pattern, range);
   yield* listObjects(bucket, queries, policy, () => stats.list_requests++);
+}
+
+async function* mapPages<T, U>(pages: AsyncIterable<T>, map: (page: T) => Promise<U>): AsyncGenerator<U> {
+  for await (const page of pages) yield await map(page);
 }
 
 async function unseen(metas: ObjectMeta[], ctx: RunContext, stats: RunStats): Promise<ObjectMeta[]> {

@@ -6,7 +6,7 @@
  * @example
  *   for await (const page of listObjects(bucket, [{ prefix: 'logs/' }], policy)) handle(page);
  */
-import type { Bucket, File } from '@google-cloud/storage';
+import type { Bucket } from '@google-cloud/storage';
 import { type RetryPolicy, withRetry } from './retry.ts';
 
 export interface ObjectMeta {
@@ -29,6 +29,14 @@ export interface ListQuery {
 
 export const PAGE_SIZE = 1000;
 
+/**
+ * A partial response of only what `ObjectMeta` keeps: smaller pages from GCS, and the
+ * client returns plain objects instead of building a `File` (with its ACL helpers) for
+ * each of the 1000 items, which was the largest CPU cost of a re-scan.
+ */
+export const LIST_FIELDS =
+  'items(name,generation,size,contentType,contentEncoding,timeCreated,updated,etag),nextPageToken';
+
 export async function* listObjects(
   bucket: Bucket,
   queries: ListQuery[],
@@ -42,17 +50,19 @@ export async function* listObjects(
       const request = {
         autoPaginate: false,
         maxResults: PAGE_SIZE,
+        fields: LIST_FIELDS,
         ...(query.prefix ? { prefix: query.prefix } : {}),
         ...(query.startOffset ? { startOffset: query.startOffset } : {}),
         ...(query.endOffset ? { endOffset: query.endOffset } : {}),
         ...(pageToken ? { pageToken } : {}),
       };
-      const [files, next] = (await withRetry(() => bucket.getFiles(request), policy)) as unknown as [
-        File[],
+      // With `fields` set, the client hands back the items as plain resources, not `File`s.
+      const [items, next] = (await withRetry(() => bucket.getFiles(request), policy)) as unknown as [
+        Record<string, unknown>[],
         { pageToken?: string } | null,
       ];
       pageToken = next?.pageToken ?? undefined;
-      yield files.map((file) => toMeta(bucket.name, file.metadata as Record<string, unknown>));
+      yield items.map((item) => toMeta(bucket.name, item));
     } while (pageToken);
   }
 }
