@@ -7,7 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { firestoreFingerprints, firestoreWatermarks } from '../../functions/runner/fingerprints/firestore.ts';
+import {
+  firestoreFingerprints,
+  firestoreWatermarks,
+  READ_CHUNK,
+} from '../../functions/runner/fingerprints/firestore.ts';
 import type { RunEvent } from '../../functions/runner/types.ts';
 import { type GcsTestEnv, gcsTestEnv } from './helpers.ts';
 
@@ -29,17 +33,31 @@ beforeEach(async () => {
 });
 
 describe('Firestore stores', () => {
-  it('seen returns committed, unexpired keys per job, in one read RPC', async () => {
+  it('seen returns committed, unexpired keys per job, in a few concurrent read RPCs', async () => {
     let clock = Date.now();
     let reads = 0;
     const store = firestoreFingerprints(db, { tenant: 't1', now: () => clock, onRead: () => reads++ });
     await store.commit('job-a', ['k1', 'k2'], 60_000);
     const keys = Array.from({ length: 1000 }, (_, i) => `x${i}`).concat(['k1', 'k2']);
     expect(await store.seen('job-a', keys)).toEqual(new Set(['k1', 'k2']));
-    expect(reads).toBe(1);
+    expect(reads).toBe(Math.ceil(keys.length / READ_CHUNK));
     expect(await store.seen('job-b', ['k1'])).toEqual(new Set());
     clock += 61_000;
     expect(await store.seen('job-a', ['k1'])).toEqual(new Set());
+  });
+
+  it('seen answers the same set whether the keys go in one read RPC or in chunks', async () => {
+    const keys = Array.from({ length: 1000 }, (_, i) => `gs://b/o-${i}#1`);
+    const committed = keys.filter((_, i) => i % 7 === 0 || i === 249 || i === 250 || i === 999);
+    const chunked = firestoreFingerprints(db, { tenant: 't-chunks' });
+    await chunked.commit('job-a', committed, 60_000);
+    let reads = 0;
+    const single = firestoreFingerprints(db, { tenant: 't-chunks', readChunk: 1000, onRead: () => reads++ });
+    // Shuffled, with duplicates: each answer must still be matched to its own key.
+    const asked = [...keys].reverse().concat(keys.slice(0, 10));
+    expect(await chunked.seen('job-a', asked)).toEqual(new Set(committed));
+    expect(await single.seen('job-a', asked)).toEqual(new Set(committed));
+    expect(reads).toBe(1);
   });
 
   it('watermarks round-trip', async () => {

@@ -3,8 +3,9 @@
  *
  * Fingerprints live at `tenants/{tenant}/jobs/{job}/fingerprints/{sha256(key)}` with
  * `expires_at` (a Firestore TTL policy on that field deletes expired ones; until it
- * runs, `seen` ignores them). `seen` reads all keys of a call in one `getAll`
- * (one BatchGetDocuments RPC), so a page of 1000 listed objects costs one read RPC.
+ * runs, `seen` ignores them). `seen` reads the keys of a call in a few concurrent
+ * `getAll`s of READ_CHUNK keys (BatchGetDocuments RPCs), so a page of 1000 listed
+ * objects costs 4 read RPCs, answered in parallel.
  * `commit` writes in batches of 500 (Firestore's limit per batch).
  * Watermarks live at `tenants/{tenant}/jobs/{job}/watermarks/{name}`.
  *
@@ -13,7 +14,7 @@
  *   const seen = await fingerprints.seen('job-a', ['gs://b/a.json#1']);
  */
 import { createHash } from 'node:crypto';
-import type { Firestore } from '@google-cloud/firestore';
+import type { DocumentSnapshot, Firestore } from '@google-cloud/firestore';
 import type { FingerprintStore, WatermarkStore } from '../types.ts';
 
 export interface StoreScope {
@@ -21,9 +22,15 @@ export interface StoreScope {
   now?: () => number;
   /** Called once per read RPC (the benchmark counts them). */
   onRead?: () => void;
+  /** Keys per read RPC of `seen` (default READ_CHUNK). */
+  readChunk?: number;
 }
 
 const WRITE_BATCH = 500;
+/** Keys per BatchGetDocuments RPC of `seen`. */
+export const READ_CHUNK = 250;
+/** However many keys a `seen` call gets, it sends at most this many RPCs at once. */
+const MAX_READS_PER_CALL = 8;
 
 export function fingerprintDocId(key: string): string {
   return createHash('sha256').update(key).digest('hex');
@@ -38,8 +45,17 @@ export function firestoreFingerprints(db: Firestore, scope: StoreScope): Fingerp
       if (!keys.length) return seen;
       const fingerprints = collection(job);
       const unique = [...new Set(keys)];
-      scope.onRead?.();
-      const snapshots = await db.getAll(...unique.map((key) => fingerprints.doc(fingerprintDocId(key))));
+      const refs = unique.map((key) => fingerprints.doc(fingerprintDocId(key)));
+      // A few concurrent RPCs instead of one: Firestore answers them in parallel, so a
+      // page of 1000 keys costs 4 RPCs (0.4 per 100 objects) and about a quarter of the wait.
+      const chunk = Math.max(scope.readChunk ?? READ_CHUNK, Math.ceil(refs.length / MAX_READS_PER_CALL));
+      const reads: Promise<DocumentSnapshot[]>[] = [];
+      for (let i = 0; i < refs.length; i += chunk) {
+        scope.onRead?.();
+        // Only the expiry is needed: the rest of the document is not sent.
+        reads.push(db.getAll(...refs.slice(i, i + chunk), { fieldMask: ['expires_at'] }));
+      }
+      const snapshots = (await Promise.all(reads)).flat();
       const at = now();
       snapshots.forEach((snapshot, i) => {
         const expires = snapshot.get('expires_at') as { toMillis(): number } | undefined;
