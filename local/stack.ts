@@ -22,6 +22,7 @@ import { createApp } from '../functions/app/create-app.ts';
 import type { AppDeps } from '../functions/app/deps.ts';
 import { createLogger } from '../functions/app/logger.ts';
 import { ALL_FAMILIES } from '../functions/families.ts';
+import { webUi } from '../web/serve.ts';
 import { startGoogleEmulators } from './google-emulators.ts';
 import { startLocalWorker } from './local-worker.ts';
 import { startStorageEmulator } from './storage-emulator/index.ts';
@@ -107,6 +108,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     for (const task of STARTUP_TASKS) notices.push(...(await task.run(deps, env, options.dataDir)));
 
     const app = createApp(deps, ALL_FAMILIES);
+    // The web UI at `/` (and its pages, and `/api/docs`), bundled in memory now.
+    app.route('/', await webUi());
     const tls = options.http ? undefined : await loadOrCreateCertificate(join(options.dataDir, 'tls'));
     server = await new Promise<ServerType>((resolve, reject) => {
       const s = serve(

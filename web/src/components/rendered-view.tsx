@@ -1,0 +1,86 @@
+/**
+ * What a job becomes on one worker: the resolved context with the scope each key came
+ * from (job, worker, global, definition, builtin) and the rendered definition. A
+ * definition that does not render (a missing key) shows the API's details instead.
+ */
+import { useState } from 'preact/hooks';
+import { type ContextMap, enc, withQuery } from '../api.ts';
+import type { Worker } from '../lib/types.ts';
+import { useApi } from '../lib/use-api.ts';
+import { ErrorMessage } from './error-message.tsx';
+import { TypeBadge, ValueView } from './value.tsx';
+
+interface Resolved {
+  context: ContextMap;
+  sources: Record<string, string>;
+}
+
+export function RenderedView({ job }: { job: string }) {
+  const workers = useApi<Worker[]>('/api/workers');
+  const [chosen, setChosen] = useState<string | undefined>();
+  const worker = chosen ?? workers.data?.[0]?.id;
+  return (
+    <div class="rendered">
+      <div class="field inline">
+        <label for="render-worker">Worker</label>
+        <select id="render-worker" value={worker} onChange={(e) => setChosen(e.currentTarget.value)}>
+          {(workers.data ?? []).map((w) => (
+            <option key={w.id} value={w.id}>
+              {w.id}
+            </option>
+          ))}
+        </select>
+      </div>
+      {worker && <ForWorker key={worker} job={job} worker={worker} />}
+    </div>
+  );
+}
+
+function ForWorker({ job, worker }: { job: string; worker: string }) {
+  const resolved = useApi<Resolved>(withQuery('/api/contexts/resolve', { job, worker }));
+  const rendered = useApi<{ definition: unknown }>(withQuery(`/api/jobs/${enc(job)}/render`, { worker }));
+  const entries = Object.entries(resolved.data?.context ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  return (
+    <>
+      <ErrorMessage error={resolved.error} />
+      <table class="resolved">
+        <caption>
+          Context of {job} on {worker}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Key</th>
+            <th scope="col">Type</th>
+            <th scope="col">Value</th>
+            <th scope="col">From</th>
+          </tr>
+        </thead>
+        <tbody>
+          {entries.map(([key, value]) => (
+            <tr key={key} data-key={key}>
+              <th scope="row">
+                <code>{key}</code>
+              </th>
+              <td>
+                <TypeBadge value={value} />
+              </td>
+              <td>
+                <ValueView value={value} />
+              </td>
+              <td>
+                <span class={`source source-${resolved.data!.sources[key]}`}>
+                  {resolved.data!.sources[key]}
+                </span>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <h3>Rendered definition</h3>
+      <ErrorMessage error={rendered.error} />
+      {rendered.data && (
+        <pre class="json rendered-definition">{JSON.stringify(rendered.data.definition, null, 2)}</pre>
+      )}
+    </>
+  );
+}

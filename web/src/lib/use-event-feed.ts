@@ -1,0 +1,88 @@
+/**
+ * A live view of the event log: loads the last day's events matching the filters, then
+ * polls `GET /api/events` every 1.5 s for newer ones. It follows `next_cursor` while a
+ * page is full and otherwise asks again from the newest event's time (`since` is
+ * inclusive, so events already shown are skipped by id). Keeps the newest `keep` events.
+ *
+ * @example
+ *   const feed = useEventFeed({ worker: 'local' }, { live: true });
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { api, withQuery } from '../api.ts';
+
+export interface SluiceEvent {
+  id: string;
+  type: string;
+  kind: string;
+  source: string;
+  worker?: string;
+  job?: string;
+  tags?: string[];
+  time: string;
+  payload: Record<string, unknown>;
+}
+
+export interface EventFilters {
+  type?: string;
+  job?: string;
+  worker?: string;
+}
+
+const POLL_MS = 1500;
+const PAGE = 500;
+const MAX_PAGES_PER_POLL = 10;
+const LOOKBACK_MS = 24 * 60 * 60 * 1000;
+
+export function useEventFeed(filters: EventFilters, options: { live: boolean; keep?: number }) {
+  const keep = options.keep ?? 300;
+  const [events, setEvents] = useState<SluiceEvent[]>([]);
+  const [error, setError] = useState<Error | undefined>();
+  const [loaded, setLoaded] = useState(false);
+  const key = JSON.stringify(filters);
+
+  useEffect(() => {
+    let stopped = false;
+    let timer: number | undefined;
+    let cursor: string | undefined;
+    let since = new Date(Date.now() - LOOKBACK_MS).toISOString();
+    const seen = new Set<string>();
+    let all: SluiceEvent[] = [];
+    setEvents([]);
+    setLoaded(false);
+    setError(undefined);
+
+    const poll = async () => {
+      try {
+        for (let i = 0; i < MAX_PAGES_PER_POLL && !stopped; i++) {
+          const page = await api.get<{ events: SluiceEvent[]; next_cursor: string | null }>(
+            withQuery('/api/events', { ...filters, limit: PAGE, ...(cursor ? { cursor } : { since }) }),
+          );
+          const fresh = page.events.filter((e) => !seen.has(e.id));
+          for (const e of fresh) seen.add(e.id);
+          if (page.events.length) since = page.events[page.events.length - 1]!.time;
+          if (fresh.length && !stopped) {
+            all = [...all, ...fresh].slice(-keep);
+            setEvents(all);
+          }
+          cursor = page.next_cursor ?? undefined;
+          if (!cursor) break;
+        }
+        if (!stopped) setError(undefined);
+      } catch (err) {
+        if (!stopped) setError(err as Error);
+      } finally {
+        if (!stopped) {
+          setLoaded(true);
+          if (options.live) timer = window.setTimeout(poll, POLL_MS);
+        }
+      }
+    };
+    void poll();
+    return () => {
+      stopped = true;
+      window.clearTimeout(timer);
+    };
+  }, [key, options.live, keep]);
+
+  return { events, error, loaded };
+}

@@ -1,0 +1,6 @@
+/** Entry point of the browser bundle: styles, then the app into #app. */
+import { render } from 'preact';
+import { App } from './app.tsx';
+import './styles.css';
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,216 @@
+/**
+ * One job: its YAML as saved, its Context tab (job overrides, applied on the next stage
+ * or deploy), stage/deploy/undeploy, and the definition rendered for a chosen worker
+ * with the scope each context key came from.
+ */
+import { useState } from 'preact/hooks';
+import { api, type ContextMap, enc } from '../api.ts';
+import { ContextEditor } from '../components/context-editor.tsx';
+import { ErrorMessage } from '../components/error-message.tsx';
+import { formatTime } from '../components/events-table.tsx';
+import { RenderedView } from '../components/rendered-view.tsx';
+import { Tabs } from '../components/tabs.tsx';
+import type { JobSummary, Worker } from '../lib/types.ts';
+import { useApi } from '../lib/use-api.ts';
+import { Link } from '../router.tsx';
+import { StateBadge } from './workers.tsx';
+
+export function JobPage({ name }: { name: string }) {
+  const job = useApi<JobSummary>(`/api/jobs/${enc(name)}`);
+  const yaml = useApi<string>(`/api/jobs/${enc(name)}`, (p) => api.text(p, 'application/yaml'));
+  const j = job.data;
+  return (
+    <>
+      <p class="crumbs">
+        <Link href="/jobs">Jobs</Link> /
+      </p>
+      <h1>
+        Job <code>{name}</code>
+      </h1>
+      <ErrorMessage error={job.error} />
+      {j && (
+        <dl class="facts">
+          <dt>State</dt>
+          <dd>
+            <StateBadge state={j.state} />
+          </dd>
+          <dt>Version</dt>
+          <dd>{j.version}</dd>
+          <dt>Staged version</dt>
+          <dd>{j.staged_version ?? 'not staged'}</dd>
+          <dt>Updated</dt>
+          <dd>{formatTime(j.updated_at)}</dd>
+        </dl>
+      )}
+      {j && <DeployPanel job={j} onChange={job.reload} />}
+      <Tabs
+        label={`Job ${name}`}
+        tabs={[
+          {
+            id: 'definition',
+            label: 'Definition',
+            panel: () => (
+              <>
+                <ErrorMessage error={yaml.error} />
+                <pre class="yaml">{yaml.data ?? ''}</pre>
+              </>
+            ),
+          },
+          {
+            id: 'context',
+            label: 'Context',
+            panel: () => (
+              <>
+                <p class="lead">
+                  Job overrides win over worker overrides and global defaults. Workers see a change after the
+                  job is staged or redeployed.
+                </p>
+                <ContextEditor
+                  label={`Overrides of job ${name}`}
+                  path={`/api/contexts/job/${enc(name)}`}
+                  merge={(update: ContextMap) =>
+                    api.post(`/api/contexts/update-job-map/${enc(name)}`, update)
+                  }
+                />
+              </>
+            ),
+          },
+          { id: 'rendered', label: 'Rendered for a worker', panel: () => <RenderedView job={name} /> },
+        ]}
+      />
+    </>
+  );
+}
+
+function DeployPanel({ job, onChange }: { job: JobSummary; onChange: () => Promise<void> }) {
+  const workers = useApi<Worker[]>('/api/workers');
+  const [chosen, setChosen] = useState<string[]>([]);
+  const [error, setError] = useState<Error | undefined>();
+  const [status, setStatus] = useState('');
+  const [busy, setBusy] = useState(false);
+
+  const act = async (what: string, call: () => Promise<unknown>) => {
+    setError(undefined);
+    setStatus('');
+    setBusy(true);
+    try {
+      await call();
+      setStatus(what);
+      setChosen([]);
+      await onChange();
+    } catch (err) {
+      setError(err as Error);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const toggle = (id: string, on: boolean) => setChosen((c) => (on ? [...c, id] : c.filter((x) => x !== id)));
+  const deployed = new Set(job.deployments.map((d) => d.worker));
+
+  return (
+    <section class="deploy" aria-labelledby="deploy-heading">
+      <h2 id="deploy-heading">Deployments</h2>
+      {job.deployments.length > 0 ? (
+        <table>
+          <caption class="sr-only">Deployments of {job.name}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Worker</th>
+              <th scope="col">State</th>
+              <th scope="col">Version</th>
+              <th scope="col">Since</th>
+              <th scope="col">
+                <span class="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {job.deployments.map((d) => (
+              <tr key={d.worker} data-worker={d.worker}>
+                <th scope="row">
+                  <Link href={`/workers/${enc(d.worker)}`}>{d.worker}</Link>
+                </th>
+                <td>
+                  <StateBadge state={d.state} />
+                </td>
+                <td>{d.version}</td>
+                <td>{formatTime(d.updated_at)}</td>
+                <td>
+                  <button
+                    type="button"
+                    disabled={busy}
+                    aria-label={`Undeploy from ${d.worker}`}
+                    onClick={() =>
+                      act(`Undeployed from ${d.worker}.`, () =>
+                        api.post(`/api/jobs/${enc(job.name)}/undeploy`, { workers: [d.worker] }),
+                      )
+                    }
+                  >
+                    Undeploy
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p>Not deployed.</p>
+      )}
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void act(`Deployed to ${chosen.join(', ')}.`, () =>
+            api.post(`/api/jobs/${enc(job.name)}/deploy`, { workers: chosen }),
+          );
+        }}
+      >
+        <fieldset>
+          <legend>Deploy to workers</legend>
+          {(workers.data ?? []).map((w) => (
+            <label key={w.id} class="check">
+              <input
+                type="checkbox"
+                name="worker"
+                value={w.id}
+                checked={chosen.includes(w.id)}
+                onChange={(e) => toggle(w.id, e.currentTarget.checked)}
+              />
+              {w.id} <StateBadge state={w.state} />
+              {deployed.has(w.id) && <span class="badge">deployed</span>}
+            </label>
+          ))}
+        </fieldset>
+        <div class="actions">
+          <button type="submit" class="primary" disabled={busy || chosen.length === 0}>
+            Deploy
+          </button>
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() => act('Staged.', () => api.post(`/api/jobs/${enc(job.name)}/stage`))}
+          >
+            Stage current version
+          </button>
+          {job.deployments.length > 0 && (
+            <button
+              type="button"
+              class="danger"
+              disabled={busy}
+              onClick={() =>
+                act('Undeployed from every worker.', () =>
+                  api.post(`/api/jobs/${enc(job.name)}/undeploy`, {}),
+                )
+              }
+            >
+              Undeploy everywhere
+            </button>
+          )}
+        </div>
+      </form>
+      <ErrorMessage error={error} />
+      <p class="status" role="status" aria-live="polite">
+        {status}
+      </p>
+    </section>
+  );
+}
