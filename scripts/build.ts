@@ -5,7 +5,7 @@
  *      (each imports only its own family) and removes generated entries that left the table;
  *   2. bundles each entry with esbuild into `dist/functions/<name>/index.js` (ESM, Node 20),
  *      keeping `@google-cloud/*` external: google-gax reads .proto files next to its own
- *      sources, which breaks when bundled;
+ *      sources, which breaks when bundled (and parquet-wasm, which loads its .wasm file so);
  *   3. writes the archive's package.json (main, and the external packages the bundle
  *      imports as dependencies, pinned to the versions tested here) and zips both into
  *      `dist/functions/<name>.zip` with fixed timestamps, so an unchanged function gives
@@ -79,7 +79,9 @@ export async function buildFunctions(outDir = OUT_DIR): Promise<BuiltFunction[]>
     keepNames: true,
     sourcemap: 'linked',
     metafile: true,
-    external: ['@google-cloud/*'],
+    // parquet-wasm loads its .wasm from next to its own sources (breaks when bundled);
+    // apache-arrow is large and only loaded when a parquet object is read.
+    external: ['@google-cloud/*', 'parquet-wasm', 'apache-arrow'],
     // CommonJS packages bundled into ESM still call require() for Node built-ins.
     banner: {
       js: "import { createRequire as __sluiceRequire } from 'node:module'; const require = __sluiceRequire(import.meta.url);",

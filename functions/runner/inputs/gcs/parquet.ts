@@ -1,36 +1,61 @@
 /**
- * Parquet objects as JSON rows, one row group at a time (`hyparquet`), so memory holds
- * one row group's rows, not the file. The file is read through an `AsyncBuffer`: range
- * requests straight from Cloud Storage with read-ahead, or an in-memory buffer when an
- * earlier preprocessor (gzip) produced the bytes. Values JSON cannot hold are converted:
- * 64-bit integers to numbers (strings beyond 2^53), dates to RFC 3339, bytes to base64.
+ * Parquet objects as JSON rows, one row group at a time, so memory holds one row group,
+ * not the file. Decoding is `parquet-wasm` (the Apache Arrow project's Rust parquet
+ * reader compiled to WebAssembly: every encoding and codec, nested types, and about 5×
+ * faster than the pure-JS reader we had); it hands each row group over as Arrow IPC,
+ * which `apache-arrow` reads without copying and `arrow-rows.ts` turns into objects.
+ * Both load on the first parquet object, not at start-up (together about 0.3 s).
+ *
+ * The file is read through a `ByteSource`: range requests straight from Cloud Storage
+ * with read-ahead, or an in-memory buffer when an earlier preprocessor (gzip) produced
+ * the bytes. parquet-wasm reads ranges from a Blob; `asBlob` gives it one over the source
+ * (it calls only `size`, `slice(start, end)` and `arrayBuffer()`).
  *
  * @example
  *   for await (const rows of parquetRows(rangeReader(size, read))) deliver(rows);
  */
-import type { AsyncBuffer } from 'hyparquet';
+import { batchRows } from './arrow-rows.ts';
 
 /** Smallest range request when reading parquet from storage: few requests per row group. */
 export const READ_AHEAD_BYTES = 8 * 1024 * 1024;
 
-export async function* parquetRows(file: AsyncBuffer): AsyncGenerator<Record<string, unknown>[]> {
-  const { parquetMetadataAsync, parquetReadObjects } = await import('hyparquet');
-  const metadata = await parquetMetadataAsync(file);
-  let rowStart = 0;
-  for (const group of metadata.row_groups) {
-    const rowEnd = rowStart + Number(group.num_rows);
-    const rows = await parquetReadObjects({ file, metadata, rowStart, rowEnd });
-    for (const row of rows) toJsonRow(row);
-    yield rows;
-    rowStart = rowEnd;
+/**
+ * Rows per yielded array: small enough that a slice's objects die young (cheap garbage
+ * collection) once the output has them, large enough to keep per-call overhead small.
+ */
+export const ROWS_PER_SLICE = 4096;
+
+/** Random access to the bytes of a parquet file. */
+export interface ByteSource {
+  byteLength: number;
+  slice(start: number, end?: number): ArrayBuffer | Promise<ArrayBuffer>;
+}
+
+export async function* parquetRows(file: ByteSource): AsyncGenerator<Record<string, unknown>[]> {
+  const [{ ParquetFile }, arrow] = await Promise.all([import('parquet-wasm'), import('apache-arrow')]);
+  const parquet = await ParquetFile.fromFile(asBlob(file));
+  try {
+    const metadata = parquet.metadata();
+    const groups = metadata.numRowGroups();
+    metadata.free();
+    for (let group = 0; group < groups; group++) {
+      // One batch per row group (up to this size): fewer, larger column loops in arrow-rows.
+      const table = await parquet.read({ rowGroups: [group], batchSize: 1 << 20 });
+      for (const batch of arrow.tableFromIPC(table.intoIPCStream()).batches) {
+        for (let start = 0; start < batch.numRows; start += ROWS_PER_SLICE)
+          yield batchRows(arrow, batch, start, Math.min(batch.numRows, start + ROWS_PER_SLICE));
+      }
+    }
+  } finally {
+    parquet.free();
   }
 }
 
-/** An AsyncBuffer over `read(start, endInclusive)` that fetches at least READ_AHEAD_BYTES at a time. */
+/** A ByteSource over `read(start, endInclusive)` that fetches at least READ_AHEAD_BYTES at a time. */
 export function rangeReader(
   byteLength: number,
   read: (start: number, end: number) => Promise<Buffer>,
-): AsyncBuffer {
+): ByteSource {
   let block: { start: number; bytes: Buffer } | undefined;
   return {
     byteLength,
@@ -45,7 +70,7 @@ export function rangeReader(
   };
 }
 
-export function bufferReader(bytes: Buffer): AsyncBuffer {
+export function bufferReader(bytes: Buffer): ByteSource {
   return { byteLength: bytes.length, slice: (start, end) => toArrayBuffer(bytes.subarray(start, end)) };
 }
 
@@ -53,27 +78,12 @@ function toArrayBuffer(bytes: Buffer): ArrayBuffer {
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer;
 }
 
-function toJsonRow(row: Record<string, unknown>): void {
-  for (const key in row) {
-    const value = row[key];
-    if (value !== null && (typeof value === 'object' || typeof value === 'bigint'))
-      row[key] = toJsonValue(value);
-  }
-}
-
-function toJsonValue(value: unknown): unknown {
-  if (typeof value === 'bigint') {
-    return value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER)
-      ? Number(value)
-      : value.toString();
-  }
-  if (value instanceof Date) return value.toISOString();
-  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
-  if (Array.isArray(value)) return value.map(toJsonValue);
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = toJsonValue(v);
-    return out;
-  }
-  return value;
+/** The part of the Blob interface parquet-wasm uses, over a ByteSource. */
+function asBlob(file: ByteSource, start = 0, end = file.byteLength): Blob {
+  const part = {
+    size: end - start,
+    slice: (from = 0, to = end - start) => asBlob(file, start + from, start + Math.min(to, end - start)),
+    arrayBuffer: async () => file.slice(start, end),
+  };
+  return part as unknown as Blob;
 }

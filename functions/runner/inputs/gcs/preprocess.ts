@@ -11,10 +11,9 @@
  */
 import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import type { AsyncBuffer } from 'hyparquet';
 import type { Preprocessor } from './config.ts';
 import type { ObjectMeta } from './list.ts';
-import { bufferReader, parquetRows } from './parquet.ts';
+import { type ByteSource, bufferReader, parquetRows } from './parquet.ts';
 
 /** Most bytes buffered for parquet data that an earlier step produced (it cannot be read by range). */
 export const MAX_BUFFERED_PARQUET_BYTES = 512 * 1024 * 1024;
@@ -25,7 +24,7 @@ export type Content =
 
 export interface PreprocessSources {
   /** Random access to the stored object, for parquet applied to the object's own bytes. */
-  parquetSource?: () => AsyncBuffer;
+  parquetSource?: () => ByteSource;
 }
 
 export function preprocess(
