@@ -32,8 +32,10 @@ export function ContextEditor({ label, path, merge, replace, onChange }: Props) 
   const captionId = useId();
 
   const saved = async (what: string) => {
-    setStatus(what);
+    setStatus('');
     await map.reload();
+    // Announced once the table shows the change.
+    setStatus(what);
     onChange?.();
   };
   const save = async (key: string, value: JsonValue | null, what: string) => {

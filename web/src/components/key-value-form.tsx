@@ -72,6 +72,7 @@ export function KeyValueForm({ fixedKey, initial, submitLabel, onSubmit, onCance
         <div class="field">
           <label for={`${id}-key`}>Key</label>
           <input
+            disabled={busy}
             id={`${id}-key`}
             name="key"
             required
@@ -96,6 +97,7 @@ export function KeyValueForm({ fixedKey, initial, submitLabel, onSubmit, onCance
         <label for={`${id}-type`}>Type</label>
         <select
           id={`${id}-type`}
+          disabled={busy}
           value={type}
           onChange={(e) => changeType(e.currentTarget.value as ValueType)}
         >
@@ -110,6 +112,7 @@ export function KeyValueForm({ fixedKey, initial, submitLabel, onSubmit, onCance
         <label for={valueId}>{fixedKey ? `Value of ${fixedKey}` : 'Value'}</label>
         {type === 'json' ? (
           <textarea
+            disabled={busy}
             id={valueId}
             rows={6}
             spellcheck={false}
@@ -120,12 +123,13 @@ export function KeyValueForm({ fixedKey, initial, submitLabel, onSubmit, onCance
             aria-describedby={valueProblems.length ? valueErrId : undefined}
           />
         ) : type === 'boolean' ? (
-          <select id={valueId} value={text} onChange={(e) => setText(e.currentTarget.value)}>
+          <select id={valueId} disabled={busy} value={text} onChange={(e) => setText(e.currentTarget.value)}>
             <option value="true">true</option>
             <option value="false">false</option>
           </select>
         ) : (
           <input
+            disabled={busy}
             id={valueId}
             inputMode={type === 'number' ? 'decimal' : undefined}
             autocomplete="off"

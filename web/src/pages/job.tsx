@@ -95,9 +95,9 @@ function DeployPanel({ job, onChange }: { job: JobSummary; onChange: () => Promi
     setBusy(true);
     try {
       await call();
-      setStatus(what);
       setChosen([]);
       await onChange();
+      setStatus(what);
     } catch (err) {
       setError(err as Error);
     } finally {
