@@ -8,14 +8,21 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export async function writeParquet(select: string, rowGroupSize = 100_000): Promise<Buffer> {
+/** `compression`: DuckDB's codec name (snappy by default, zstd, gzip, uncompressed, ...). */
+export async function writeParquet(
+  select: string,
+  rowGroupSize = 100_000,
+  compression = 'snappy',
+): Promise<Buffer> {
   const { DuckDBInstance } = await import('@duckdb/node-api');
   const dir = await mkdtemp(join(tmpdir(), 'sluice-parquet-'));
   const path = join(dir, 'data.parquet');
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
   try {
-    await connection.run(`COPY (${select}) TO '${path}' (FORMAT parquet, ROW_GROUP_SIZE ${rowGroupSize})`);
+    await connection.run(
+      `COPY (${select}) TO '${path}' (FORMAT parquet, ROW_GROUP_SIZE ${rowGroupSize}, COMPRESSION ${compression})`,
+    );
     return await readFile(path);
   } finally {
     connection.closeSync();

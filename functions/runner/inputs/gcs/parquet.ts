@@ -4,7 +4,8 @@
  * reader compiled to WebAssembly: every encoding and codec, nested types, and about 5×
  * faster than the pure-JS reader we had); it hands each row group over as Arrow IPC,
  * which `apache-arrow` reads without copying and `arrow-rows.ts` turns into objects.
- * Both load on the first parquet object, not at start-up (together about 0.3 s).
+ * Both load on the first parquet object, not at start-up (together about 0.3 s); hyparquet
+ * (pure JS, small) reads the footer for the logical types Arrow does not keep.
  *
  * The file is read through a `ByteSource`: range requests straight from Cloud Storage
  * with read-ahead, or an in-memory buffer when an earlier preprocessor (gzip) produced
@@ -14,7 +15,8 @@
  * @example
  *   for await (const rows of parquetRows(rangeReader(size, read))) deliver(rows);
  */
-import { batchRows } from './arrow-rows.ts';
+import type { SchemaElement } from 'hyparquet';
+import { batchRows, type ColumnKinds } from './arrow-rows.ts';
 
 /** Smallest range request when reading parquet from storage: few requests per row group. */
 export const READ_AHEAD_BYTES = 8 * 1024 * 1024;
@@ -32,7 +34,13 @@ export interface ByteSource {
 }
 
 export async function* parquetRows(file: ByteSource): AsyncGenerator<Record<string, unknown>[]> {
-  const [{ ParquetFile }, arrow] = await Promise.all([import('parquet-wasm'), import('apache-arrow')]);
+  const [{ ParquetFile }, arrow, { parquetMetadataAsync }] = await Promise.all([
+    import('parquet-wasm'),
+    import('apache-arrow'),
+    import('hyparquet'),
+  ]);
+  // Arrow's schema drops the JSON and UUID logical types; hyparquet reads them from the footer.
+  const kinds = columnKinds((await parquetMetadataAsync(file)).schema);
   const parquet = await ParquetFile.fromFile(asBlob(file));
   try {
     const metadata = parquet.metadata();
@@ -43,7 +51,7 @@ export async function* parquetRows(file: ByteSource): AsyncGenerator<Record<stri
       const table = await parquet.read({ rowGroups: [group], batchSize: 1 << 20 });
       for (const batch of arrow.tableFromIPC(table.intoIPCStream()).batches) {
         for (let start = 0; start < batch.numRows; start += ROWS_PER_SLICE)
-          yield batchRows(arrow, batch, start, Math.min(batch.numRows, start + ROWS_PER_SLICE));
+          yield batchRows(arrow, batch, start, Math.min(batch.numRows, start + ROWS_PER_SLICE), kinds);
       }
     }
   } finally {
@@ -76,6 +84,27 @@ export function bufferReader(bytes: Buffer): ByteSource {
 
 function toArrayBuffer(bytes: Buffer): ArrayBuffer {
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer;
+}
+
+/** Top-level columns whose parquet logical type is JSON or UUID. */
+function columnKinds(schema: SchemaElement[]): ColumnKinds {
+  const kinds = new Map<string, 'json' | 'uuid'>();
+  let at = 1;
+  for (let c = 0; c < (schema[0]?.num_children ?? 0); c++) {
+    const element = schema[at]!;
+    if (element.converted_type === 'JSON' || element.logical_type?.type === 'JSON')
+      kinds.set(element.name, 'json');
+    else if (element.logical_type?.type === 'UUID') kinds.set(element.name, 'uuid');
+    at = afterSubtree(schema, at);
+  }
+  return kinds;
+}
+
+/** Index of the element after `at` and all its descendants (the schema is a flattened tree). */
+function afterSubtree(schema: SchemaElement[], at: number): number {
+  let next = at + 1;
+  for (let c = 0; c < (schema[at]?.num_children ?? 0); c++) next = afterSubtree(schema, next);
+  return next;
 }
 
 /** The part of the Blob interface parquet-wasm uses, over a ByteSource. */
