@@ -10,7 +10,9 @@
  *      imports as dependencies, pinned to the versions tested here) and zips both into
  *      `dist/functions/<name>.zip` with fixed timestamps, so an unchanged function gives
  *      a byte-identical archive and terraform leaves it alone;
- *   4. writes `dist/functions/manifest.json` (name, kind, archive, sha256, bytes).
+ *   4. writes `dist/functions/manifest.json` (name, kind, archive, sha256, bytes);
+ *   5. bundles the web UI into `dist/web/` (index.html, assets/), the static files that
+ *      terraform/ui.tf uploads to the UI's bucket.
  *
  *   npm run build                 # everything
  *   npm run build -- --entries    # only regenerate functions/entry/*.ts
@@ -22,10 +24,12 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Metafile } from 'esbuild';
 import { type Entry, entrySource, entryTable } from '../functions/entry/table.ts';
+import { writeWebUi } from '../web/bundle.ts';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const ENTRY_DIR = join(ROOT, 'functions/entry');
 export const OUT_DIR = join(ROOT, 'dist/functions');
+export const WEB_OUT_DIR = join(ROOT, 'dist/web');
 const GENERATED_MARK = '// Generated from functions/entry/table.ts';
 /** Always present: Cloud Functions loads the handler through it. */
 const FUNCTIONS_FRAMEWORK = { '@google-cloud/functions-framework': '^3.4.0' };
@@ -142,7 +146,7 @@ function externalDependencies(metafile: Metafile, name: string, outDir: string):
   return Object.fromEntries(Object.entries(deps).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-import { crc32, deflateRawSync } from 'node:zlib';
+import { crc32, deflateRawSync, gzipSync } from 'node:zlib';
 
 const DOS_TIME = 0; // 00:00:00
 const DOS_DATE = (0 << 9) | (1 << 5) | 1; // 1980-01-01
@@ -209,8 +213,15 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
         `  ${f.name.padEnd(20)} ${f.kind.padEnd(6)} bundle ${kb(f.bundleBytes)}  archive ${kb(f.bytes)}  ${f.sha256.slice(0, 12)}`,
       );
     }
+    const web = await writeWebUi(WEB_OUT_DIR);
+    for (const asset of web) {
+      const gzipped = gzipSync(asset.body, { level: 9 }).length;
+      console.log(
+        `  web${asset.path.padEnd(27)} ${String(asset.body.length).padStart(7)} bytes, ${gzipped} gzipped`,
+      );
+    }
     console.log(
-      `built ${built.length} functions into ${relative(ROOT, OUT_DIR)}/ in ${Math.round(performance.now() - started)} ms`,
+      `built ${built.length} functions into ${relative(ROOT, OUT_DIR)}/ and the web UI into ${relative(ROOT, WEB_OUT_DIR)}/ in ${Math.round(performance.now() - started)} ms`,
     );
   }
 }

@@ -471,6 +471,43 @@ export function checkFirebase(tf: Terraform, firebase: Json): CheckResult {
   return result('firebase.json and terraform route the same paths', problems, notes);
 }
 
+// ---------------------------------------------------------------- web UI
+
+/**
+ * The web UI's bucket (terraform/ui.tf) serves every page of web/src/routes.ts: pages
+ * outside /api/ reach no function (the URL map's default is the bucket), /api/docs has
+ * its own path rule to the bucket, each fixed page is an object, and the bucket sends
+ * the same Content-Security-Policy as the local stack.
+ */
+export async function checkWebUi(tf: Terraform): Promise<CheckResult> {
+  const problems: string[] = [];
+  const { PAGE_PATHS } = await import('../web/src/routes.ts');
+  const { CONTENT_SECURITY_POLICY } = await import('../web/serve.ts');
+  const functions = terraformFunctions(tf);
+  const matcher = tf.resource.google_compute_url_map?.api?.[0]?.path_matcher?.[0];
+  const web = '${google_compute_backend_bucket.web.id}';
+  if (!tf.resource.google_compute_backend_bucket?.web)
+    problems.push('terraform has no google_compute_backend_bucket.web');
+  if (matcher?.default_service !== web)
+    problems.push('the URL map path matcher must default to the web UI bucket');
+  const staticRules: { paths: string[]; service: string }[] = matcher?.path_rule ?? [];
+  const pages: string[] = tf.locals.web_pages ?? [];
+  for (const page of PAGE_PATHS) {
+    const path = page.replace(/:[^/]+/g, 'x');
+    if (path.startsWith('/api/')) {
+      if (!staticRules.some((r) => r.paths.includes(path) && r.service === web))
+        problems.push(`${path} needs a path rule to the web UI bucket`);
+    } else if (routeFor(path, functions)) {
+      problems.push(`${path} (a web UI page) reaches the function ${routeFor(path, functions)}`);
+    }
+    if (page !== '/' && !page.includes(':') && !pages.includes(page.slice(1)))
+      problems.push(`${page} is not in local.web_pages of terraform/ui.tf`);
+  }
+  if (tf.locals.web_csp !== CONTENT_SECURITY_POLICY)
+    problems.push('local.web_csp in terraform/ui.tf differs from CONTENT_SECURITY_POLICY in web/serve.ts');
+  return result('the web UI bucket serves every page', problems);
+}
+
 // ---------------------------------------------------------------- terraform CLI
 
 export function checkTerraformCli(dir = join(ROOT, 'terraform')): CheckResult {
@@ -508,6 +545,7 @@ export async function runDeployChecks(options: { terraformCli?: boolean } = {}):
     checkTtl(tf),
     checkRoles(tf),
     checkFirebase(tf, firebase),
+    await checkWebUi(tf),
   ];
   if (options.terraformCli !== false) results.push(checkTerraformCli());
   return results;

@@ -2,10 +2,11 @@
 # `paths` are the load balancer's path rules for the function (`/api/x/*` does not
 # match `/api/x` itself, hence both). Adding a family: add it here;
 # `npm run check:deploy` fails until every entry has its function and every route
-# of the family reaches it.
+# of the family reaches it. `health` also takes `/api/*`: an API path that no family
+# serves gets the contract's 404 body (every path outside /api/ is the web UI, ui.tf).
 locals {
   functions = {
-    health             = { kind = "http", paths = ["/api/health"] }
+    health             = { kind = "http", paths = ["/api/health", "/api/*"] }
     openapi            = { kind = "http", paths = ["/api/openapi.json"] }
     tokens             = { kind = "http", paths = ["/api/tokens/*"] }
     auth               = { kind = "http", paths = ["/api/auth/*"] }

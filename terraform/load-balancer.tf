@@ -1,5 +1,6 @@
 # One HTTPS base URL: a global external Application Load Balancer whose URL map sends
-# `/api/<family>/...` to that family's function through a serverless NEG.
+# `/api/<family>/...` to that family's function through a serverless NEG, and every
+# other path to the web UI's bucket (ui.tf).
 #
 # Why not Firebase Hosting rewrites: Hosting strips every cookie except `__session`
 # before calling a function, which would drop the web UI's `sluice_session` and
@@ -43,8 +44,9 @@ resource "google_compute_backend_service" "fn" {
 
 resource "google_compute_url_map" "api" {
   name = "${var.name_prefix}-api"
-  # Paths that no family serves still get the contract's 404 body from a function.
-  default_service = google_compute_backend_service.fn["health"].id
+  # Everything outside /api/... is the web UI (terraform/ui.tf). Paths under /api/ that
+  # no family serves reach the health function's `/api/*` rule and get the contract's 404 body.
+  default_service = google_compute_backend_bucket.web.id
 
   host_rule {
     hosts        = ["*"]
@@ -53,7 +55,7 @@ resource "google_compute_url_map" "api" {
 
   path_matcher {
     name            = "api"
-    default_service = google_compute_backend_service.fn["health"].id
+    default_service = google_compute_backend_bucket.web.id
 
     dynamic "path_rule" {
       for_each = local.http_functions
@@ -61,6 +63,12 @@ resource "google_compute_url_map" "api" {
         paths   = path_rule.value.paths
         service = google_compute_backend_service.fn[path_rule.key].id
       }
+    }
+
+    # The web UI's API reference page (rendered in the browser from /api/openapi.json).
+    path_rule {
+      paths   = ["/api/docs"]
+      service = google_compute_backend_bucket.web.id
     }
   }
 }

@@ -115,3 +115,9 @@ variable "deploy_revision" {
   type        = string
   default     = "1"
 }
+
+variable "web_dir" {
+  description = "Where `npm run build` wrote the web UI's static files."
+  type        = string
+  default     = "../dist/web"
+}
