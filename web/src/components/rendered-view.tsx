@@ -77,6 +77,10 @@ function ForWorker({ job, worker }: { job: string; worker: string }) {
         </tbody>
       </table>
       <h3>Rendered definition</h3>
+      <p class="hint">
+        Rendered from the staged version and the job context it was staged with (the saved version if never
+        staged); worker and global values are current. Stage or redeploy to apply a job context change.
+      </p>
       <ErrorMessage error={rendered.error} />
       {rendered.data && (
         <pre class="json rendered-definition">{JSON.stringify(rendered.data.definition, null, 2)}</pre>

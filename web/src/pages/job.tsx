@@ -11,12 +11,12 @@ import { formatTime } from '../components/events-table.tsx';
 import { RenderedView } from '../components/rendered-view.tsx';
 import { Tabs } from '../components/tabs.tsx';
 import type { JobSummary, Worker } from '../lib/types.ts';
-import { useApi } from '../lib/use-api.ts';
+import { REFRESH_MS, useApi } from '../lib/use-api.ts';
 import { Link } from '../router.tsx';
 import { StateBadge } from './workers.tsx';
 
 export function JobPage({ name }: { name: string }) {
-  const job = useApi<JobSummary>(`/api/jobs/${enc(name)}`);
+  const job = useApi<JobSummary>(`/api/jobs/${enc(name)}`, undefined, { refreshMs: REFRESH_MS });
   const yaml = useApi<string>(`/api/jobs/${enc(name)}`, (p) => api.text(p, 'application/yaml'));
   const j = job.data;
   return (

@@ -2,12 +2,12 @@
 import { ErrorMessage } from '../components/error-message.tsx';
 import { formatTime } from '../components/events-table.tsx';
 import type { JobSummary } from '../lib/types.ts';
-import { useApi } from '../lib/use-api.ts';
+import { REFRESH_MS, useApi } from '../lib/use-api.ts';
 import { Link } from '../router.tsx';
 import { StateBadge } from './workers.tsx';
 
 export function JobsPage() {
-  const jobs = useApi<JobSummary[]>('/api/jobs');
+  const jobs = useApi<JobSummary[]>('/api/jobs', undefined, { refreshMs: REFRESH_MS });
   return (
     <>
       <h1>Jobs</h1>

@@ -7,13 +7,13 @@ import { ContextEditor } from '../components/context-editor.tsx';
 import { ErrorMessage } from '../components/error-message.tsx';
 import { EventsTable, formatTime } from '../components/events-table.tsx';
 import type { Worker } from '../lib/types.ts';
-import { useApi } from '../lib/use-api.ts';
+import { REFRESH_MS, useApi } from '../lib/use-api.ts';
 import { useEventFeed } from '../lib/use-event-feed.ts';
 import { Link } from '../router.tsx';
 import { StateBadge } from './workers.tsx';
 
 export function WorkerPage({ id }: { id: string }) {
-  const worker = useApi<Worker>(`/api/workers/${enc(id)}`);
+  const worker = useApi<Worker>(`/api/workers/${enc(id)}`, undefined, { refreshMs: REFRESH_MS });
   const feed = useEventFeed({ worker: id }, { live: true, keep: 50 });
   const w = worker.data;
   return (

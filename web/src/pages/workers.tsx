@@ -2,11 +2,11 @@
 import { ErrorMessage } from '../components/error-message.tsx';
 import { formatTime } from '../components/events-table.tsx';
 import type { Worker } from '../lib/types.ts';
-import { useApi } from '../lib/use-api.ts';
+import { REFRESH_MS, useApi } from '../lib/use-api.ts';
 import { Link } from '../router.tsx';
 
 export function WorkersPage() {
-  const workers = useApi<Worker[]>('/api/workers');
+  const workers = useApi<Worker[]>('/api/workers', undefined, { refreshMs: REFRESH_MS });
   return (
     <>
       <h1>Workers</h1>
