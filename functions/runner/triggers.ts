@@ -153,7 +153,18 @@ export async function randomOffset(
   return chosen;
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Longest delay setTimeout keeps; Node fires a longer one after 1 ms instead. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Waits `ms` (any length: a yearly cron beat or a 30d interval is over 24.8 days away). */
+async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  const until = Date.now() + ms;
+  for (let left = ms; left > 0 && !signal.aborted; left = until - Date.now()) {
+    await sleepAtMost(Math.min(left, MAX_TIMER_MS), signal);
+  }
+}
+
+function sleepAtMost(ms: number, signal: AbortSignal): Promise<void> {
   if (ms <= 0 || signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
