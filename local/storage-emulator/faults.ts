@@ -1,7 +1,8 @@
 /**
  * Fault injection and request counters, for tests of code that must survive a
  * flaky Cloud Storage: added latency, a share of 429/503 answers (deterministic
- * with a seed), and counts of list, metadata and download requests.
+ * with a seed), objects that vanish between being listed and being downloaded, and
+ * counts of list, metadata and download requests.
  */
 
 export interface FaultConfig {
@@ -9,6 +10,8 @@ export interface FaultConfig {
   /** Share of requests (0..1) answered with `errorStatus` instead of being served. */
   errorRate?: number;
   errorStatus?: 429 | 500 | 503;
+  /** Share of listed objects (0..1) deleted right after the listing answered with them. */
+  deleteAfterListRate?: number;
   seed?: number;
 }
 
@@ -19,6 +22,8 @@ export interface RequestStats {
   upload: number;
   other: number;
   injectedErrors: number;
+  /** Objects deleted by `deleteAfterListRate`. */
+  deletedAfterList: number;
   bytesServed: number;
 }
 
@@ -48,10 +53,28 @@ export class FaultInjector {
     }
     return undefined;
   }
+
+  /** The listed names to delete now, as if someone else removed them before the download. */
+  vanishing(listed: string[]): string[] {
+    const rate = this.config.deleteAfterListRate;
+    if (!rate) return [];
+    const chosen = listed.filter(() => this.random() < rate);
+    this.stats.deletedAfterList += chosen.length;
+    return chosen;
+  }
 }
 
 function emptyStats(): RequestStats {
-  return { list: 0, metadata: 0, download: 0, upload: 0, other: 0, injectedErrors: 0, bytesServed: 0 };
+  return {
+    list: 0,
+    metadata: 0,
+    download: 0,
+    upload: 0,
+    other: 0,
+    injectedErrors: 0,
+    deletedAfterList: 0,
+    bytesServed: 0,
+  };
 }
 
 function mulberry32(seed: number): () => number {

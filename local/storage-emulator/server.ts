@@ -160,6 +160,7 @@ export function createHandler(store: ObjectStore, faults: FaultInjector, baseUrl
         ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
       }),
     );
+    for (const name of faults.vanishing(page.names)) await store.deleteObject(bucketName, name);
   }
 
   async function download(req: IncomingMessage, res: ServerResponse, object: ObjectMeta): Promise<void> {

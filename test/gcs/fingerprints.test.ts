@@ -173,4 +173,26 @@ describe('fingerprinting in the input', () => {
       env.emulator.setFaults({});
     }
   });
+
+  it('objects deleted between list and download: each is reported, the rest read, and it is read again if it returns', async () => {
+    const fingerprints = firestoreFingerprints(db, { tenant: `t-${n}` });
+    for (let o = 0; o < 30; o++) await env.put(`obj-${o}.json`, `{"o":${o}}`);
+    env.emulator.setFaults({ deleteAfterListRate: 0.3, seed: 5 });
+    let first: Awaited<ReturnType<GcsTestEnv['run']>>;
+    try {
+      first = await env.run({ fingerprinting: true }, { fingerprints });
+    } finally {
+      env.emulator.setFaults({});
+    }
+    const deleted = env.emulator.stats().deletedAfterList;
+    expect(deleted).toBeGreaterThan(0);
+    expect(first.events).toHaveLength(30 - deleted);
+    const gone = first.reports.filter((r) => r.type === 'job-errors').map((r) => r.payload.object as string);
+    expect(gone).toHaveLength(deleted);
+    expect(first.ended).toMatchObject({ failed_objects: deleted, fingerprinted: 30 - deleted });
+    // Put back under the same names (a new generation): only they are read on the next run.
+    for (const name of gone) await env.put(name, '{"back":true}');
+    const second = await env.run({ fingerprinting: true }, { fingerprints });
+    expect(second.events).toEqual(gone.map(() => ({ back: true })));
+  });
 });
