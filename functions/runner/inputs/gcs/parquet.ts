@@ -25,7 +25,7 @@ export const READ_AHEAD_BYTES = 8 * 1024 * 1024;
  * Rows per yielded array: small enough that a slice's objects die young (cheap garbage
  * collection) once the output has them, large enough to keep per-call overhead small.
  */
-export const ROWS_PER_SLICE = 4096;
+export const ROWS_PER_SLICE = 1024;
 
 /** Random access to the bytes of a parquet file. */
 export interface ByteSource {
@@ -42,19 +42,26 @@ export async function* parquetRows(file: ByteSource): AsyncGenerator<Record<stri
   // Arrow's schema drops the JSON and UUID logical types; hyparquet reads them from the footer.
   const kinds = columnKinds((await parquetMetadataAsync(file)).schema);
   const parquet = await ParquetFile.fromFile(asBlob(file));
+  const metadata = parquet.metadata();
+  const groups = metadata.numRowGroups();
+  metadata.free();
+  // One batch per row group (up to this size): fewer, larger column loops in arrow-rows.
+  const read = (group: number) => parquet.read({ rowGroups: [group], batchSize: 1 << 20 });
+  // The next row group is fetched and decoded while this one's rows go out, so the wait
+  // for its bytes is hidden; memory holds at most two row groups.
+  let next = groups > 0 ? read(0) : undefined;
   try {
-    const metadata = parquet.metadata();
-    const groups = metadata.numRowGroups();
-    metadata.free();
     for (let group = 0; group < groups; group++) {
-      // One batch per row group (up to this size): fewer, larger column loops in arrow-rows.
-      const table = await parquet.read({ rowGroups: [group], batchSize: 1 << 20 });
-      for (const batch of arrow.tableFromIPC(table.intoIPCStream()).batches) {
+      const ipc = (await next!).intoIPCStream();
+      next = group + 1 < groups ? read(group + 1) : undefined;
+      for (const batch of arrow.tableFromIPC(ipc).batches) {
         for (let start = 0; start < batch.numRows; start += ROWS_PER_SLICE)
           yield batchRows(arrow, batch, start, Math.min(batch.numRows, start + ROWS_PER_SLICE), kinds);
       }
     }
   } finally {
+    // A consumer that stopped early: let the read in flight settle before freeing the file.
+    if (next) await next.then((table) => table.free()).catch(() => {});
     parquet.free();
   }
 }
