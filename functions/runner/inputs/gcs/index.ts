@@ -264,8 +264,9 @@ async function* mapPages<T, U>(pages: AsyncIterable<T>, map: (page: T) => Promis
 
 async function unseen(metas: ObjectMeta[], ctx: RunContext, stats: RunStats): Promise<ObjectMeta[]> {
   if (!metas.length) return metas;
-  const seen = await ctx.fingerprints.seen(ctx.job, metas.map(fingerprintKey));
-  const fresh = metas.filter((m) => !seen.has(fingerprintKey(m)));
+  const keys = metas.map(fingerprintKey);
+  const seen = await ctx.fingerprints.seen(ctx.job, keys);
+  const fresh = metas.filter((_, i) => !seen.has(keys[i]!));
   for (let i = fresh.length; i < metas.length; i++) countSkip(stats, 'fingerprinted');
   return fresh;
 }
