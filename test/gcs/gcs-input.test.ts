@@ -267,6 +267,19 @@ describe('preprocessors', () => {
     expect(by('d.json')).toEqual([{ n: 1 }, { n: 2 }]);
   });
 
+  it('parquet rows take data-field and the *-fields; a .parquet object that is not parquet is reported', async () => {
+    await env.put('good.parquet', await writeParquet("SELECT 7 AS n, 'x' AS s"));
+    await env.put('bad.parquet', Buffer.from('PAR1 not really PAR1'));
+    const { events, reports, ended } = await env.run({
+      preprocessors: ['extension'],
+      'data-field': 'row',
+      'object-name-field': 'object',
+    });
+    expect(events).toEqual([{ row: { n: 7, s: 'x' }, object: 'good.parquet' }]);
+    expect(reports.find((r) => r.type === 'job-errors')?.payload).toMatchObject({ object: 'bad.parquet' });
+    expect(ended).toMatchObject({ failed_objects: 1 });
+  });
+
   it('base64 encodes the data; the object becomes one event', async () => {
     const bytes = Buffer.from('hello\nworld\n\u00ff');
     await env.put('a.bin', bytes);

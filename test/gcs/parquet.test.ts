@@ -137,6 +137,12 @@ describe('parquet to JSON rows', () => {
     expect(JSON.stringify(rows[0])).toBe('{"__proto__":1,"other":2}');
   });
 
+  it('a file without rows gives no rows; bytes that are not parquet fail (the input reports the object)', async () => {
+    expect((await rowsOf(await writeParquet('SELECT 1 AS a WHERE false'))).rows).toEqual([]);
+    await expect(rowsOf(Buffer.from('PAR1 this is not a parquet file PAR1'))).rejects.toThrow();
+    await expect(rowsOf(Buffer.alloc(0))).rejects.toThrow();
+  });
+
   it('gives the same JSON as DuckDB for the benchmark shape (doubles, decimals, strings, booleans)', async () => {
     const select = `SELECT i AS id, i * 2 AS a, i % 1000 AS b, i * 1.5 AS c, 'name-' || i AS d, i % 7 = 0 AS e,
       (i * 31) % 100000 AS f, 'k' || (i % 100) AS g, i::DOUBLE / 3 AS h, i + 17 AS j FROM range(5000) t(i)`;
