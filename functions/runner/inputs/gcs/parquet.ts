@@ -1,7 +1,7 @@
 /**
- * Parquet objects as JSON rows, one row group at a time, so memory holds one row group,
- * not the file. Decoding is `parquet-wasm` (the Apache Arrow project's Rust parquet
- * reader compiled to WebAssembly: every encoding and codec, nested types, and about 5×
+ * Parquet objects as JSON rows, row group by row group, so memory holds at most two row
+ * groups (the one going out and the next), not the file. Decoding is `parquet-wasm` (the Apache Arrow project's Rust parquet
+ * reader compiled to WebAssembly: every encoding and codec, nested types, and several times
  * faster than the pure-JS reader we had); it hands each row group over as Arrow IPC,
  * which `apache-arrow` reads without copying and `arrow-rows.ts` turns into objects.
  * Both load on the first parquet object, not at start-up (together about 0.3 s); hyparquet
