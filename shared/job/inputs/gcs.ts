@@ -33,7 +33,7 @@ export function gcsInputSchema(f: Fields) {
       {
         'storage-url': f.typed(
           z.string().regex(STORAGE_URL, 'must be gs:// followed by the bucket, e.g. gs://my-bucket'),
-          'URL of the form gs://<bucket>.',
+          'URL of the form gs://<bucket>, naming the same bucket as bucket-name.',
         ),
         'service-account': pathOrKey('service-account').optional(),
         'application-credentials': pathOrKey('application-credentials').optional(),
@@ -156,6 +156,20 @@ export function gcsInputSchema(f: Fields) {
       },
       'input.gcs',
     )
+    .superRefine((value, ctx) => {
+      // The seed has the bucket twice; two different buckets are a mistake, not a choice.
+      const url = value.credentials?.['storage-url'];
+      const bucket = value['bucket-name'];
+      if (typeof url !== 'string' || typeof bucket !== 'string' || /\{\{|\$\{/.test(url + bucket)) return;
+      const named = url.slice('gs://'.length).split('/')[0];
+      if (named !== bucket) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['credentials', 'storage-url'],
+          message: `names bucket ${named} but bucket-name is ${bucket}; use gs://${bucket}`,
+        });
+      }
+    })
     .describe(
       'Reads objects from a Cloud Storage bucket. Categories: Block Store, Cloud. Payload kinds: binary, json, raw.',
     );

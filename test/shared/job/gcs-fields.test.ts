@@ -48,7 +48,6 @@ const ACCEPTED: [string, unknown][] = [
   ['maximum-age', { value: '1h30m' }],
   ['include-regex', ['\\.json$', '^logs/']],
   ['exclude-regex', ['_tmp']],
-  ['bucket-name', 'my.bucket_name-1'],
   ['object-names', ['logs/2026/', 'single.json']],
   ['object-name-field', 'object'],
   ['creation-time-field', 'created_at'],
@@ -63,10 +62,16 @@ const ACCEPTED: [string, unknown][] = [
   ['maximum-fingerprint-age', '7d'],
   ['retry', { timeout: '500ms', retries: 3 }],
   ['retry', { timeout: 30 }],
-  ['credentials', { 'storage-url': 'gs://b-1', 'service-account': { path: '/etc/sa.json' } }],
-  ['credentials', { 'storage-url': 'gs://b-1', 'service-account': { key: '{"type":"service_account"}' } }],
-  ['credentials', { 'storage-url': 'gs://b-1/prefix', 'application-credentials': { path: '/etc/adc.json' } }],
-  ['credentials', { 'storage-url': 'gs://b-1', 'application-credentials': { key: '{}' } }],
+  ['credentials', { 'storage-url': 'gs://acme-logs', 'service-account': { path: '/etc/sa.json' } }],
+  [
+    'credentials',
+    { 'storage-url': 'gs://acme-logs', 'service-account': { key: '{"type":"service_account"}' } },
+  ],
+  [
+    'credentials',
+    { 'storage-url': 'gs://acme-logs/prefix', 'application-credentials': { path: '/etc/adc.json' } },
+  ],
+  ['credentials', { 'storage-url': 'gs://acme-logs', 'application-credentials': { key: '{}' } }],
 ];
 
 const REJECTED: [string, unknown, string][] = [
@@ -105,6 +110,11 @@ const REJECTED: [string, unknown, string][] = [
     'not both',
   ],
   ['credentials', { storage_url: 'gs://b' }, 'did you mean `storage-url`?'],
+  [
+    'credentials',
+    { 'storage-url': 'gs://other-logs' },
+    'names bucket other-logs but bucket-name is acme-logs',
+  ],
 ];
 
 describe('the gcs input: every field', () => {
@@ -119,6 +129,22 @@ describe('the gcs input: every field', () => {
     if (r.ok) return;
     expect(r.errors.map((e) => e.message).join(' | ')).toContain(message);
     expect(r.errors.every((e) => e.path.startsWith(`input.gcs`))).toBe(true);
+  });
+
+  it('accepts any valid bucket name that storage-url names too', () => {
+    const r = gcsFields({
+      'bucket-name': 'my.bucket_name-1',
+      credentials: { 'storage-url': 'gs://my.bucket_name-1' },
+    });
+    expect(r.ok ? [] : r.errors).toEqual([]);
+  });
+
+  it('checks storage-url against bucket-name only once both are known (not while they are templates)', () => {
+    const r = gcsFields(
+      { 'bucket-name': '{{bucket}}', credentials: { 'storage-url': 'gs://acme-logs' } },
+      'saved',
+    );
+    expect(r.ok ? [] : r.errors).toEqual([]);
   });
 
   it('suggests the closest field for an unknown one', () => {
