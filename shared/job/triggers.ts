@@ -15,14 +15,18 @@ export function triggerSchema(f: Fields) {
             {
               'start-time': f.startTime('Where the first window begins, as %Y-%m-%d %H:%M:%S%.3f %z.'),
               'highwatermark-file': f.string(
-                'File where the end of the last delivered window is kept, to resume after a restart.',
+                'Name under which the end of the last delivered window is kept, to resume after a restart: in the state dir of `sluice job run` / `sluice worker run` (`<job>.watermarks.json`), in Firestore on the cloud worker. A name, not a path: a job never writes files of its choosing on a worker.',
               ),
             },
             'window.start.start-time',
           )
           .optional()
           .describe('Begin at a fixed time and resume from the high-watermark file.'),
-        tracked: f.string('File path where the window position is tracked across restarts.').optional(),
+        tracked: f
+          .string(
+            'Name under which the window position is tracked across restarts (kept like highwatermark-file).',
+          )
+          .optional(),
       },
       'window.start',
     )
