@@ -270,6 +270,50 @@ describe('the web UI', () => {
     await shot('10-jobs');
   }, 60_000);
 
+  it('replaces a worker’s overrides wholesale and lists the jobs deployed to it', async () => {
+    await page.goto('/workers/local');
+    await page.getByRole('heading', { name: 'Worker local' }).waitFor();
+    await page.getByRole('listitem').getByRole('link', { name: JOB }).waitFor();
+    await page.getByText('Replace all keys (no merge)').click();
+    await page
+      .getByLabel('The whole map, as JSON; keys left out are removed')
+      .fill('{"poll_every": "30m", "zone": "eu-west"}');
+    await page.getByRole('button', { name: 'Replace all' }).click();
+    await page.getByRole('status').getByText('Replaced all keys.').waitFor();
+    expect(await page.locator('.context-editor tr[data-key="zone"]').innerText()).toContain('"eu-west"');
+    expect(await apiJson('/api/contexts/worker/local')).toEqual({ poll_every: '30m', zone: 'eu-west' });
+    await page
+      .getByRole('table', { name: 'Latest events of worker local' })
+      .locator('tr[data-type="context-changed"]')
+      .first()
+      .waitFor();
+    await shot('12-worker-replaced');
+  }, 60_000);
+
+  it('sets a job override in the job’s Context tab, which then wins on every worker', async () => {
+    await page.goto(`/jobs/${JOB}`);
+    await page.getByRole('tab', { name: 'Context' }).click();
+    const add = page.getByRole('form', { name: 'Add a key' });
+    await add.getByLabel('Key').fill('poll_every');
+    await add.getByLabel('Value').fill('1h');
+    await add.getByRole('button', { name: 'Add key' }).click();
+    await page.getByRole('status').getByText('Added poll_every.').waitFor();
+    expect(await apiJson(`/api/contexts/job/${JOB}`)).toEqual({ poll_every: '1h' });
+    await shot('13-job-context');
+
+    await page.getByRole('tab', { name: 'Rendered for a worker' }).click();
+    await page.getByLabel('Worker', { exact: true }).selectOption('local');
+    await page.locator('table.resolved tr[data-key="poll_every"]', { hasText: 'job' }).waitFor();
+    expect(await page.locator('table.resolved tr[data-key="poll_every"]').innerText()).toMatch(/"1h"\s+job/);
+  }, 60_000);
+
+  it('undeploys the job from a worker', async () => {
+    await page.getByRole('button', { name: 'Undeploy from local' }).click();
+    await page.getByRole('status').getByText('Undeployed from local.').waitFor();
+    await page.getByText('Not deployed.').waitFor();
+    expect((await apiJson(`/api/jobs/${JOB}`)).deployments).toEqual([]);
+  }, 60_000);
+
   it('lists events live, filtered by job and type', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Events' }).click();
     await page.getByLabel('Job').fill(JOB);
@@ -291,7 +335,7 @@ describe('the web UI', () => {
         timeout: 10_000,
       })
       .toBe(before + 1);
-    await shot('11-events');
+    await shot('14-events');
   }, 60_000);
 
   it('renders the API reference from the OpenAPI document at /api/docs', async () => {
@@ -304,7 +348,7 @@ describe('the web UI', () => {
     expect(new URL(page.url()).hash).toBe('#schema-ContextExport');
     expect(await page.locator('#schema-ContextExport').innerText()).toContain('format');
     await page.evaluate(() => window.scrollTo(0, 0));
-    await page.screenshot({ path: join(SHOTS, '12-api-docs.png') });
+    await page.screenshot({ path: join(SHOTS, '15-api-docs.png') });
   }, 60_000);
 
   it('works from the keyboard: skip link, tabs with arrow keys', async () => {
