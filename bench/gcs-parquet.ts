@@ -14,10 +14,11 @@
  *   const { ratio } = await benchParquet({ dir: '/tmp/x' }); // bench/gcs.ts section 5
  *   BENCH_PARQUET_RUNS=5 npm run bench:gcs:parquet
  */
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { Storage } from '@google-cloud/storage';
 import { createGcsInput } from '../functions/runner/inputs/gcs/index.ts';
@@ -121,7 +122,7 @@ async function runInput(storage: Storage): Promise<number> {
   );
   if (!result.ok) throw new Error(JSON.stringify(result.errors));
   const input = createGcsInput(result.job.input.gcs!, { storage });
-  const sink = createWriteStream('/dev/null');
+  const sink = devNull();
   const output = createPrintOutput(sink);
   let rows = 0;
   const ctx: RunContext = {
@@ -139,8 +140,26 @@ async function runInput(storage: Storage): Promise<number> {
     await output.write(batch);
   });
   await output.close();
-  await new Promise<void>((resolve) => sink.end(resolve));
+  await new Promise<void>((done) => sink.end(done));
   return rows;
+}
+
+/**
+ * What `print` writes to under `sluice job run > /dev/null`: stdout on a file is Node's
+ * SyncWriteStream, which encodes each string to bytes and writes them synchronously.
+ */
+function devNull(): Writable {
+  const fd = openSync('/dev/null', 'w');
+  return new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      writeSync(fd, chunk);
+      callback();
+    },
+    final(callback) {
+      closeSync(fd);
+      callback();
+    },
+  });
 }
 
 async function duck(sql: string): Promise<void> {
