@@ -129,6 +129,26 @@ describe('parquet to JSON rows', () => {
     ]);
   });
 
+  it('geometry columns (WKB) become GeoJSON', async () => {
+    const bytes = await writeParquet(
+      "SELECT * FROM (VALUES ('POINT(1 2)'::GEOMETRY), ('LINESTRING(0 0, 1 1)'::GEOMETRY), (NULL)) t(g)",
+    );
+    const { rows } = await rowsOf(bytes);
+    expect(rows).toEqual([
+      { g: { type: 'Point', coordinates: [1, 2] } },
+      {
+        g: {
+          type: 'LineString',
+          coordinates: [
+            [0, 0],
+            [1, 1],
+          ],
+        },
+      },
+      { g: null },
+    ]);
+  });
+
   it('a column named __proto__ is an ordinary field, not the prototype', async () => {
     const bytes = await writeParquet(`SELECT 1 AS "__proto__", 2 AS other`);
     const { rows } = await rowsOf(bytes);

@@ -27,11 +27,8 @@ const MS_PER_DAY = 86_400_000;
 /** High 32-bit words of a 64-bit integer whose value is surely within ±(2^53 - 1). */
 const SAFE_HIGH_WORD = 2 ** 21;
 
-/**
- * Parquet logical types that Arrow's schema does not keep, for top-level columns:
- * `json` text is parsed (kept as text when it does not parse), `uuid` bytes are formatted.
- */
-export type ColumnKinds = ReadonlyMap<string, 'json' | 'uuid'>;
+/** Per top-level column, a conversion of each non-null value after Arrow's (see parquet-logical.ts). */
+export type ColumnFixes = ReadonlyMap<string, (value: unknown) => unknown>;
 
 /** Rows `start` to `end` (exclusive) of `batch`. */
 export function batchRows(
@@ -39,35 +36,15 @@ export function batchRows(
   batch: RecordBatch,
   start: number,
   end: number,
-  kinds: ColumnKinds = new Map(),
+  fixes: ColumnFixes = new Map(),
 ): Row[] {
   const fields = batch.schema.fields.map((field) => field.name);
   const columns = batch.data.children.map((data, c) => {
     const values = columnValues(arrow, data, start, end);
-    const kind = kinds.get(fields[c]!);
-    if (kind === 'json' && data.typeId === arrow.Type.Utf8)
-      return mapValues(values, 0, end - start, parseJson);
-    if (kind === 'uuid' && data.typeId === arrow.Type.FixedSizeBinary)
-      return mapValues(values, 0, end - start, uuid);
-    return values;
+    const fix = fixes.get(fields[c]!);
+    return fix ? mapValues(values, 0, end - start, (value) => (value === null ? null : fix(value))) : values;
   });
   return objects(fields, columns, end - start);
-}
-
-function parseJson(text: unknown): unknown {
-  if (typeof text !== 'string') return text;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-/** A UUID from the base64 of its 16 bytes, as 8-4-4-4-12 lowercase hex. */
-function uuid(base64: unknown): unknown {
-  if (typeof base64 !== 'string') return base64;
-  const hex = Buffer.from(base64, 'base64').toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** The values of rows `start` to `end` of one column, converted for JSON (null where null). */

@@ -5,7 +5,8 @@
  * faster than the pure-JS reader we had); it hands each row group over as Arrow IPC,
  * which `apache-arrow` reads without copying and `arrow-rows.ts` turns into objects.
  * Both load on the first parquet object, not at start-up (together about 0.3 s); hyparquet
- * (pure JS, small) reads the footer for the logical types Arrow does not keep.
+ * (pure JS, small) reads the footer for the logical types Arrow does not keep
+ * (parquet-logical.ts).
  *
  * The file is read through a `ByteSource`: range requests straight from Cloud Storage
  * with read-ahead, or an in-memory buffer when an earlier preprocessor (gzip) produced
@@ -15,8 +16,8 @@
  * @example
  *   for await (const rows of parquetRows(rangeReader(size, read))) deliver(rows);
  */
-import type { SchemaElement } from 'hyparquet';
-import { batchRows, type ColumnKinds } from './arrow-rows.ts';
+import { batchRows } from './arrow-rows.ts';
+import { logicalTypeFixes } from './parquet-logical.ts';
 
 /** Smallest range request when reading parquet from storage: few requests per row group. */
 export const READ_AHEAD_BYTES = 8 * 1024 * 1024;
@@ -39,8 +40,7 @@ export async function* parquetRows(file: ByteSource): AsyncGenerator<Record<stri
     import('apache-arrow'),
     import('hyparquet'),
   ]);
-  // Arrow's schema drops the JSON and UUID logical types; hyparquet reads them from the footer.
-  const kinds = columnKinds((await parquetMetadataAsync(file)).schema);
+  const fixes = await logicalTypeFixes((await parquetMetadataAsync(file)).schema);
   const parquet = await ParquetFile.fromFile(asBlob(file));
   const metadata = parquet.metadata();
   const groups = metadata.numRowGroups();
@@ -56,7 +56,7 @@ export async function* parquetRows(file: ByteSource): AsyncGenerator<Record<stri
       next = group + 1 < groups ? read(group + 1) : undefined;
       for (const batch of arrow.tableFromIPC(ipc).batches) {
         for (let start = 0; start < batch.numRows; start += ROWS_PER_SLICE)
-          yield batchRows(arrow, batch, start, Math.min(batch.numRows, start + ROWS_PER_SLICE), kinds);
+          yield batchRows(arrow, batch, start, Math.min(batch.numRows, start + ROWS_PER_SLICE), fixes);
       }
     }
   } finally {
@@ -91,27 +91,6 @@ export function bufferReader(bytes: Buffer): ByteSource {
 
 function toArrayBuffer(bytes: Buffer): ArrayBuffer {
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer;
-}
-
-/** Top-level columns whose parquet logical type is JSON or UUID. */
-function columnKinds(schema: SchemaElement[]): ColumnKinds {
-  const kinds = new Map<string, 'json' | 'uuid'>();
-  let at = 1;
-  for (let c = 0; c < (schema[0]?.num_children ?? 0); c++) {
-    const element = schema[at]!;
-    if (element.converted_type === 'JSON' || element.logical_type?.type === 'JSON')
-      kinds.set(element.name, 'json');
-    else if (element.logical_type?.type === 'UUID') kinds.set(element.name, 'uuid');
-    at = afterSubtree(schema, at);
-  }
-  return kinds;
-}
-
-/** Index of the element after `at` and all its descendants (the schema is a flattened tree). */
-function afterSubtree(schema: SchemaElement[], at: number): number {
-  let next = at + 1;
-  for (let c = 0; c < (schema[at]?.num_children ?? 0); c++) next = afterSubtree(schema, next);
-  return next;
 }
 
 /** The part of the Blob interface parquet-wasm uses, over a ByteSource. */
