@@ -1,7 +1,8 @@
 /**
  * `npm run bench:gcs:parquet`: the `gcs` input's parquet conversion against DuckDB, side
  * by side in one run. A 1M-row, 10-column snappy parquet file (written by DuckDB) is
- * read by the real input through Sluice's Cloud Storage emulator (range reads), and
+ * read by the real input through Sluice's Cloud Storage emulator (range reads; the
+ * emulator runs in a process of its own, as a storage server would), and
  * every row goes to the real `print` output writing to /dev/null: DuckDB writes JSON
  * text, so we must produce JSON text too, not just count objects. DuckDB, one thread,
  * converts the same file with `COPY ... TO '/dev/null' (FORMAT json)`.
@@ -14,18 +15,18 @@
  *   const { ratio } = await benchParquet({ dir: '/tmp/x' }); // bench/gcs.ts section 5
  *   BENCH_PARQUET_RUNS=5 npm run bench:gcs:parquet
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Storage } from '@google-cloud/storage';
 import { createGcsInput } from '../functions/runner/inputs/gcs/index.ts';
 import { bufferReader, parquetRows } from '../functions/runner/inputs/gcs/parquet.ts';
 import { createPrintOutput } from '../functions/runner/outputs/print/index.ts';
 import type { RunContext } from '../functions/runner/types.ts';
-import { startStorageEmulator } from '../local/storage-emulator/index.ts';
 import { validateJob } from '../shared/job/index.ts';
 
 export const PARQUET_ROWS = 1_000_000;
@@ -36,7 +37,7 @@ interface Figures {
   /** DuckDB's time / ours, wall clock: the figure the target is about. */
   ratio: number;
   /**
-   * The same with CPU time (this process: our input, the in-process emulator, DuckDB's
+   * The same with CPU time (this process: our input and its client side, DuckDB's
    * thread). Steadier than wall clock when others load the machine; not the target.
    */
   cpuRatio: number;
@@ -55,7 +56,7 @@ export async function benchParquet(opts: { dir: string; runs?: number }): Promis
     (i * 31) % 100000 AS f, 'k' || (i % 100) AS g, i::DOUBLE / 3 AS h, i + 17 AS j FROM range(${PARQUET_ROWS}) t(i))
     TO '${path}' (FORMAT parquet, ROW_GROUP_SIZE 122880)`);
 
-  const emulator = await startStorageEmulator({ port: 0, dir: root });
+  const emulator = await emulatorProcess(root);
   const storage = new Storage({
     apiEndpoint: emulator.url,
     projectId: 'bench',
@@ -100,6 +101,37 @@ async function warmUp(path: string): Promise<void> {
   await duck(`COPY (SELECT 1 AS id, 'x' AS s) TO '${path}' (FORMAT parquet)`);
   for await (const _ of parquetRows(bufferReader(await readFile(path)))) {
   }
+}
+
+/**
+ * The Cloud Storage emulator in a process of its own: in production the storage server is
+ * not on the reader's CPU, and DuckDB reads a local file; the input's client side (HTTP,
+ * the storage library, range reads) stays in this process and is measured.
+ */
+async function emulatorProcess(dir: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'local/storage-emulator/main.ts', '--port', '0', '--gcs-dir', dir],
+    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const url = await new Promise<string>((ready, fail) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /STORAGE_EMULATOR_HOST=(\S+)/.exec(out);
+      if (match) ready(match[1]!);
+    });
+    child.once('exit', (code) => fail(new Error(`the storage emulator exited (${code})`)));
+  });
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((done) => {
+        child.once('exit', () => done());
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 /** The parquet object through the real input into `print` writing to /dev/null; returns the row count. */
