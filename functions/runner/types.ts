@@ -36,6 +36,11 @@ export interface FingerprintStore {
   seen(job: string, keys: string[]): Promise<Set<string>>;
   /** Records keys after every event they produced was delivered. */
   commit(job: string, keys: string[], maxAgeMs: number): Promise<void>;
+  /**
+   * Optional: gets the store ready (clients, connections) while the input lists its
+   * first page, so the first `seen` does not pay for it. Failures are left to `seen`.
+   */
+  prepare?(job: string): Promise<void>;
 }
 
 /** Named high-watermarks per job (RFC 3339 strings), e.g. the end of the last delivered window. */

@@ -60,6 +60,15 @@ describe('Firestore stores', () => {
     expect(reads).toBe(1);
   });
 
+  it('prepare connects with one read and leaves no trace', async () => {
+    let reads = 0;
+    const store = firestoreFingerprints(db, { tenant: 't-prepare', onRead: () => reads++ });
+    await store.prepare!('job-a');
+    expect(reads).toBe(1);
+    const { docs } = await db.collection('tenants/t-prepare/jobs/job-a/fingerprints').get();
+    expect(docs).toHaveLength(0);
+  });
+
   it('watermarks round-trip', async () => {
     const marks = firestoreWatermarks(db, { tenant: 't1' });
     expect(await marks.get('job-a', 'window-end')).toBeUndefined();

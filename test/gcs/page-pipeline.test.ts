@@ -57,6 +57,7 @@ it('lists one page ahead of the fingerprint check and checks one page ahead of d
   const lists = () => emulator.stats().list;
   let checks = 0;
   let deliveries = 0;
+  let prepared = 0;
   const checked: FingerprintStore = {
     async seen(job, keys) {
       const k = ++checks;
@@ -71,6 +72,10 @@ it('lists one page ahead of the fingerprint check and checks one page ahead of d
       return seen;
     },
     commit: (job, keys, maxAgeMs) => store.commit(job, keys, maxAgeMs),
+    async prepare(job) {
+      prepared++;
+      await store.prepare!(job);
+    },
   };
   const events: RunEvent[] = [];
   const input = createGcsInput(gcsJob('pages', { mode: 'list-objects', fingerprinting: true }), { storage });
@@ -99,6 +104,7 @@ it('lists one page ahead of the fingerprint check and checks one page ahead of d
     Array.from({ length: OBJECTS }, (_, i) => `p/${String(i).padStart(5, '0')}`),
   );
   expect(checks).toBe(PAGES);
+  expect(prepared).toBe(1);
 
   // Everything is fingerprinted now: a second run delivers nothing.
   const again: RunEvent[] = [];

@@ -74,6 +74,8 @@ export async function runGcsInput(
   const now = options.now?.() ?? new Date();
   const stats = newRunStats();
   ctx.report({ type: 'job-run-started', payload: { input: 'gcs', bucket: plan.bucket, mode: plan.mode } });
+  // The fingerprint store connects while the Storage client is made and the first page listed.
+  const preparing = plan.fingerprinting ? ctx.fingerprints.prepare?.(ctx.job).catch(() => {}) : undefined;
   const storage = options.storage ?? (await storageForCredentials(plan.credentials));
   const bucket = storage.bucket(plan.bucket);
   const policy: RetryPolicy = {
@@ -206,6 +208,7 @@ export async function runGcsInput(
     await pool.drain().catch(() => {});
     if (!ctx.signal.aborted) throw err;
   }
+  await preparing;
   const ended = {
     input: 'gcs',
     bucket: plan.bucket,
