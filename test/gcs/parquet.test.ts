@@ -163,6 +163,26 @@ describe('parquet to JSON rows', () => {
     await expect(rowsOf(Buffer.alloc(0))).rejects.toThrow();
   });
 
+  it('a damaged row group after good ones fails the read (rows before it were delivered), with no unhandled rejection', async () => {
+    const bytes = await writeParquet("SELECT i AS id, 'r' || i AS label FROM range(8192) t(i)", 4096);
+    const { parquetMetadata } = await import('hyparquet');
+    const second = parquetMetadata(
+      bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer,
+    ).row_groups[1]!;
+    const at = Number(second.columns[0]!.meta_data!.data_page_offset);
+    bytes.fill(0xff, at, at + 64);
+    let rows = 0;
+    await expect(
+      (async () => {
+        for await (const slice of parquetRows(bufferReader(bytes))) {
+          rows += slice.length;
+          await new Promise((resolve) => setTimeout(resolve, 5)); // a slow output
+        }
+      })(),
+    ).rejects.toThrow();
+    expect(rows).toBe(4096);
+  });
+
   it('gives the same JSON as DuckDB for the benchmark shape (doubles, decimals, strings, booleans)', async () => {
     const select = `SELECT i AS id, i * 2 AS a, i % 1000 AS b, i * 1.5 AS c, 'name-' || i AS d, i % 7 = 0 AS e,
       (i * 31) % 100000 AS f, 'k' || (i % 100) AS g, i::DOUBLE / 3 AS h, i + 17 AS j FROM range(5000) t(i)`;

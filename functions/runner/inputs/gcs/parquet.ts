@@ -16,8 +16,10 @@
  * @example
  *   for await (const rows of parquetRows(rangeReader(size, read))) deliver(rows);
  */
+import type { ParquetFile, Table as WasmTable } from 'parquet-wasm';
 import { batchRows } from './arrow-rows.ts';
 import { logicalTypeFixes } from './parquet-logical.ts';
+import { trapGuard } from './wasm-trap.ts';
 
 /** Smallest range request when reading parquet from storage: few requests per row group. */
 export const READ_AHEAD_BYTES = 8 * 1024 * 1024;
@@ -41,16 +43,25 @@ export async function* parquetRows(file: ByteSource): AsyncGenerator<Record<stri
     import('hyparquet'),
   ]);
   const fixes = await logicalTypeFixes((await parquetMetadataAsync(file)).schema);
-  const parquet = await ParquetFile.fromFile(asBlob(file));
-  const metadata = parquet.metadata();
-  const groups = metadata.numRowGroups();
-  metadata.free();
-  // One batch per row group (up to this size): fewer, larger column loops in arrow-rows.
-  const read = (group: number) => parquet.read({ rowGroups: [group], batchSize: 1 << 20 });
-  // The next row group is fetched and decoded while this one's rows go out, so the wait
-  // for its bytes is hidden; memory holds at most two row groups.
-  let next = groups > 0 ? read(0) : undefined;
+  const guard = trapGuard();
+  let parquet: ParquetFile | undefined;
+  let next: Promise<WasmTable> | undefined;
   try {
+    const opened = await guard.wait(ParquetFile.fromFile(asBlob(file)));
+    parquet = opened;
+    const metadata = opened.metadata();
+    const groups = metadata.numRowGroups();
+    metadata.free();
+    // One batch per row group (up to this size): fewer, larger column loops in arrow-rows.
+    const read = (group: number) => {
+      const table = guard.wait(opened.read({ rowGroups: [group], batchSize: 1 << 20 }));
+      // Awaited only after the rows before it went out: until then, a failure is not unhandled.
+      table.catch(() => {});
+      return table;
+    };
+    // The next row group is fetched and decoded while this one's rows go out, so the wait
+    // for its bytes is hidden; memory holds at most two row groups.
+    next = groups > 0 ? read(0) : undefined;
     for (let group = 0; group < groups; group++) {
       const ipc = (await next!).intoIPCStream();
       next = group + 1 < groups ? read(group + 1) : undefined;
@@ -62,7 +73,12 @@ export async function* parquetRows(file: ByteSource): AsyncGenerator<Record<stri
   } finally {
     // A consumer that stopped early: let the read in flight settle before freeing the file.
     if (next) await next.then((table) => table.free()).catch(() => {});
-    parquet.free();
+    try {
+      parquet?.free();
+    } catch {
+      // The decoder trapped earlier (that error is the one reported).
+    }
+    guard.close();
   }
 }
 
