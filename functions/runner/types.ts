@@ -14,6 +14,25 @@ import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
 /** One event flowing through a job: a JSON object. */
 export type RunEvent = Record<string, unknown>;
 
+/**
+ * The event's JSON text, when an input already has it: a JSON line read as is, with the
+ * input's own fields spliced in. Outputs that write JSON use it instead of serializing
+ * the event again (the most expensive step of a `gcs` → `print` job). Non-enumerable, so
+ * it is invisible to `Object.keys`, `JSON.stringify` and comparisons; an input sets it
+ * only on an event it will not change afterwards.
+ */
+export const EVENT_JSON: unique symbol = Symbol('sluice.event-json');
+
+export function withEventJson(event: RunEvent, json: string): RunEvent {
+  Object.defineProperty(event, EVENT_JSON, { value: json });
+  return event;
+}
+
+/** The event as one line of JSON. */
+export function eventJson(event: RunEvent): string {
+  return (event as { [EVENT_JSON]?: string })[EVENT_JSON] ?? JSON.stringify(event);
+}
+
 /** The time range a triggered run covers when the trigger has a `window`. */
 export interface RunWindow {
   start: Date;

@@ -9,7 +9,7 @@
  *   const shape = eventShaper(plan, meta);
  *   shape.fromValue({ level: 'info' }); // { level: 'info', object: 'logs/a.json' }
  */
-import type { RunEvent } from '../../types.ts';
+import { type RunEvent, withEventJson } from '../../types.ts';
 import type { GcsPlan } from './config.ts';
 import type { ObjectMeta } from './list.ts';
 
@@ -18,6 +18,11 @@ export const RAW_FIELD = '_raw';
 export interface EventShaper {
   /** A parsed JSON value (objects merge unless `data-field` is set). */
   fromValue(value: unknown): RunEvent;
+  /**
+   * A JSON object parsed from `text`: the same event as `fromValue`, which also keeps its
+   * JSON text (the line with the metadata fields spliced in) for outputs to write as is.
+   */
+  fromJsonObject(value: RunEvent, text: string): RunEvent;
   /** Text or base64 that is not parsed. */
   fromText(text: string): RunEvent;
 }
@@ -43,12 +48,27 @@ export function eventShaper(plan: Pick<GcsPlan, 'fields' | 'dataField'>, meta: O
     }
     return event;
   };
+  // `,"object":"logs/a.json"`: what the metadata adds to an object's JSON text.
+  const suffix = entries.map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v ?? null)}`).join('');
+  const names = entries.map(([k]) => JSON.stringify(k));
+  const fromValue = (value: unknown): RunEvent => {
+    if (dataField) return withMeta({ [dataField]: value });
+    if (value !== null && typeof value === 'object' && !Array.isArray(value))
+      return withMeta(value as RunEvent);
+    return withMeta({ [RAW_FIELD]: value });
+  };
   return {
-    fromValue(value) {
-      if (dataField) return withMeta({ [dataField]: value });
-      if (value !== null && typeof value === 'object' && !Array.isArray(value))
-        return withMeta(value as RunEvent);
-      return withMeta({ [RAW_FIELD]: value });
+    fromValue,
+    fromJsonObject(value, text) {
+      const event = fromValue(value);
+      if (dataField) return event;
+      // A data field named like a metadata field would appear twice in the text: let the
+      // output serialize that (rare) event itself.
+      for (let i = 0; i < names.length; i++) if (text.includes(names[i]!)) return event;
+      if (!suffix) return withEventJson(event, text);
+      const close = text.lastIndexOf('}');
+      const empty = text.slice(0, close).trimEnd().endsWith('{');
+      return withEventJson(event, `${text.slice(0, close)}${empty ? suffix.slice(1) : suffix}}`);
     },
     fromText(text) {
       return withMeta({ [dataField ?? RAW_FIELD]: text });

@@ -93,7 +93,8 @@ function lineEvents(
   mode: PayloadMode,
   shaper: EventShaper,
   problem: ProblemReporter,
-  expandArrays: boolean,
+  /** The texts are whole lines: a JSON array on one is expanded, an object printed as read. */
+  fromLines: boolean,
 ): RunEvent[] {
   const events: RunEvent[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -102,10 +103,12 @@ function lineEvents(
     // `{`: by far the most common line (NDJSON); parse and use the object as the event.
     if (first === 123) {
       try {
-        events.push(shaper.fromValue(JSON.parse(line)));
+        // A line can be printed as read; an array element's text may span lines.
+        const value = JSON.parse(line);
+        events.push(fromLines ? shaper.fromJsonObject(value, line) : shaper.fromValue(value));
         continue;
       } catch {}
-    } else if (first === 91 && expandArrays) {
+    } else if (first === 91 && fromLines) {
       try {
         const value: unknown = JSON.parse(line);
         if (Array.isArray(value)) {

@@ -8,7 +8,7 @@
  *   await output.write([{ a: 1 }, { a: 2 }]);
  */
 import type { Writable } from 'node:stream';
-import type { Output, RunEvent } from '../../types.ts';
+import { eventJson, type Output, type RunEvent } from '../../types.ts';
 
 export function createPrintOutput(stream: Writable): Output {
   // A reader that went away (`sluice job run ... | head`) is an error of this output's
@@ -22,7 +22,7 @@ export function createPrintOutput(stream: Writable): Output {
       if (failure || stream.destroyed) throw closed(failure);
       if (events.length === 0) return;
       let text = '';
-      for (const event of events) text += `${JSON.stringify(event)}\n`;
+      for (const event of events) text += `${eventJson(event)}\n`;
       if (stream.write(text)) return;
       await new Promise<void>((resolve) => {
         const done = () => {
