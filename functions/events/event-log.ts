@@ -24,9 +24,30 @@ export interface NewEvent {
 }
 
 export function buildEvent(event: NewEvent, now = new Date()): SluiceEvent {
-  // Time-ordered ids: ISO time plus randomness, so ordering by id is ordering by time.
-  const id = `${now.toISOString().replace(/[-:.TZ]/g, '')}-${randomBytes(6).toString('hex')}`;
-  return { id, kind: kindOf(event.type), time: now.toISOString(), ...event };
+  return { id: nextEventId(now), kind: kindOf(event.type), time: now.toISOString(), ...event };
+}
+
+let lastIdMs = 0;
+let sameMsSequence = 0;
+
+/**
+ * Time-ordered ids, so ordering by id is ordering by time: the time to the millisecond,
+ * then a sequence that keeps the events one process makes within a millisecond (say a
+ * first heartbeat and the state change it carries) in the order they were made, then
+ * randomness for uniqueness across processes. The time never runs backwards within a
+ * process, even when the clock does.
+ */
+function nextEventId(now: Date): string {
+  let ms = now.getTime();
+  if (ms <= lastIdMs) {
+    ms = lastIdMs;
+    sameMsSequence++;
+  } else {
+    lastIdMs = ms;
+    sameMsSequence = 0;
+  }
+  const time = new Date(ms).toISOString().replace(/[-:.TZ]/g, '');
+  return `${time}-${sameMsSequence.toString(36).padStart(4, '0')}${randomBytes(4).toString('hex')}`;
 }
 
 export function eventsCollection(db: Firestore, tenant: string) {
