@@ -12,7 +12,7 @@ import type { ContextMap, JsonValue } from '../api.ts';
 import { useApi } from '../lib/use-api.ts';
 import { ErrorMessage } from './error-message.tsx';
 import { KeyValueForm } from './key-value-form.tsx';
-import { TypeBadge, ValueView } from './value.tsx';
+import { ContextEntryCells } from './value.tsx';
 
 interface Props {
   label: string;
@@ -95,15 +95,7 @@ export function ContextEditor({ label, path, merge, replace, onChange }: Props) 
               </tr>
             ) : (
               <tr key={key} data-key={key}>
-                <th scope="row">
-                  <code>{key}</code>
-                </th>
-                <td>
-                  <TypeBadge value={value} />
-                </td>
-                <td>
-                  <ValueView value={value} />
-                </td>
+                <ContextEntryCells name={key} value={value} />
                 <td class="row-actions">
                   {deleting === key ? (
                     <>

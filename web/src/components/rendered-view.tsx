@@ -8,7 +8,7 @@ import { type ContextMap, enc, withQuery } from '../api.ts';
 import type { Worker } from '../lib/types.ts';
 import { useApi } from '../lib/use-api.ts';
 import { ErrorMessage } from './error-message.tsx';
-import { TypeBadge, ValueView } from './value.tsx';
+import { ContextEntryCells } from './value.tsx';
 
 interface Resolved {
   context: ContextMap;
@@ -58,15 +58,7 @@ function ForWorker({ job, worker }: { job: string; worker: string }) {
         <tbody>
           {entries.map(([key, value]) => (
             <tr key={key} data-key={key}>
-              <th scope="row">
-                <code>{key}</code>
-              </th>
-              <td>
-                <TypeBadge value={value} />
-              </td>
-              <td>
-                <ValueView value={value} />
-              </td>
+              <ContextEntryCells name={key} value={value} />
               <td>
                 <span class={`source source-${resolved.data!.sources[key]}`}>
                   {resolved.data!.sources[key]}

@@ -24,3 +24,20 @@ export function ValueView({ value }: { value: JsonValue }) {
   }
   return <code class={`value value-${typeName(value)}`}>{String(value)}</code>;
 }
+
+/** The key, type and value cells of one context entry, as every context table shows them. */
+export function ContextEntryCells({ name, value }: { name: string; value: JsonValue }) {
+  return (
+    <>
+      <th scope="row">
+        <code>{name}</code>
+      </th>
+      <td>
+        <TypeBadge value={value} />
+      </td>
+      <td>
+        <ValueView value={value} />
+      </td>
+    </>
+  );
+}
