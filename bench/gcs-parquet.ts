@@ -28,6 +28,7 @@ import { bufferReader, parquetRows } from '../functions/runner/inputs/gcs/parque
 import { createPrintOutput } from '../functions/runner/outputs/print/index.ts';
 import type { RunContext } from '../functions/runner/types.ts';
 import { validateJob } from '../shared/job/index.ts';
+import { median } from './child-run.ts';
 
 export const PARQUET_ROWS = 1_000_000;
 
@@ -212,12 +213,6 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ s: number; cpuS: number
   const value = await fn();
   const used = process.cpuUsage(cpu);
   return { s: (performance.now() - start) / 1000, cpuS: (used.user + used.system) / 1e6, value };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 function format(r: Figures): string {
