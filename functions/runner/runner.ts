@@ -6,7 +6,7 @@
  * @example
  *   await runJob(definition, { worker: 'local', output: createPrintOutput(process.stdout), ...fileStores('.sluice/state'), signal });
  */
-import type { JobDefinition } from '../../shared/job/schema.ts';
+import { type JobDefinition, triggerOf } from '../../shared/job/schema.ts';
 import { createGcsInput } from './inputs/gcs/index.ts';
 import { createHttpPollInput } from './inputs/http-poll/index.ts';
 import { withRunReports } from './run-reports.ts';
@@ -33,7 +33,7 @@ export function inputFor(definition: JobDefinition): Input {
 export async function runJob(definition: JobDefinition, options: RunOptions): Promise<void> {
   const input = inputFor(definition);
   const report = options.report ?? (() => {});
-  const trigger = definition.input.gcs?.trigger ?? definition.input['http-poll']?.trigger;
+  const trigger = triggerOf(definition);
   const reportError = (err: Error) => report({ type: 'job-errors', payload: { reason: err.message } });
   try {
     await runOnTrigger(

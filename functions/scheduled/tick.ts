@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import type { Firestore } from '@google-cloud/firestore';
 import { parseDuration } from '../../shared/duration.ts';
 import type { JobDefinition } from '../../shared/job/index.ts';
-import type { Trigger } from '../../shared/job/schema.ts';
+import { triggerOf } from '../../shared/job/schema.ts';
 import { afterTickRun, dueOnTick, type TickState } from '../../shared/job/tick-schedule.ts';
 import { firestoreFingerprints, firestoreWatermarks } from '../runner/fingerprints/firestore.ts';
 import { createGcsInput, type GcsInputOptions } from '../runner/inputs/gcs/index.ts';
@@ -174,8 +174,4 @@ function safeInput(deps: ScheduledDeps, job: ScheduledJob): Input | undefined {
   } catch {
     return undefined;
   }
-}
-
-function triggerOf(definition: JobDefinition): Trigger | undefined {
-  return definition.input.gcs?.trigger ?? definition.input['http-poll']?.trigger;
 }

@@ -84,3 +84,11 @@ export type JobDefinitionInput = z.input<JobSchema>;
 export type GcsInput = NonNullable<JobDefinition['input']['gcs']>;
 export type HttpPollInput = NonNullable<JobDefinition['input']['http-poll']>;
 export type Trigger = NonNullable<GcsInput['trigger']>;
+
+/** The trigger of a job's input, whichever kind the input is (absent: the input runs once). */
+export function triggerOf(definition: Pick<JobDefinition, 'input'>): Trigger | undefined {
+  for (const kind of Object.values(definition.input) as ({ trigger?: Trigger } | undefined)[]) {
+    if (kind?.trigger) return kind.trigger;
+  }
+  return undefined;
+}
