@@ -167,6 +167,11 @@ async function runInput(storage: Storage): Promise<number> {
     report: (r) => {
       if (r.type === 'job-errors') console.error('job-errors', JSON.stringify(r.payload));
     },
+    // As the runner sets it up for `print`: events arrive as JSON lines.
+    deliverJsonLines: async (lines) => {
+      rows += lines.count;
+      await output.writeJsonLines!(lines);
+    },
   };
   await input.run(ctx, async (batch) => {
     rows += batch.length;

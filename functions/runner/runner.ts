@@ -11,7 +11,15 @@ import { createGcsInput } from './inputs/gcs/index.ts';
 import { createHttpPollInput } from './inputs/http-poll/index.ts';
 import { withRunReports } from './run-reports.ts';
 import { runOnTrigger } from './triggers.ts';
-import type { FingerprintStore, Input, MessageSource, Output, RunReport, WatermarkStore } from './types.ts';
+import {
+  type FingerprintStore,
+  type Input,
+  jsonLinesTo,
+  type MessageSource,
+  type Output,
+  type RunReport,
+  type WatermarkStore,
+} from './types.ts';
 
 export interface RunOptions {
   worker: string;
@@ -34,6 +42,7 @@ export async function runJob(definition: JobDefinition, options: RunOptions): Pr
   const input = inputFor(definition);
   const report = options.report ?? (() => {});
   const trigger = triggerOf(definition);
+  const deliverJsonLines = jsonLinesTo(options.output);
   const reportError = (err: Error) => report({ type: 'job-errors', payload: { reason: err.message } });
   try {
     await runOnTrigger(
@@ -49,6 +58,7 @@ export async function runJob(definition: JobDefinition, options: RunOptions): Pr
               watermarks: options.watermarks,
               report,
               ...(window ? { window } : {}),
+              ...(deliverJsonLines ? { deliverJsonLines } : {}),
             },
             (batch) => options.output.write(batch),
           );

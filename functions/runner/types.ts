@@ -15,22 +15,21 @@ import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
 export type RunEvent = Record<string, unknown>;
 
 /**
- * The event's JSON text, when an input already has it: a JSON line read as is, with the
- * input's own fields spliced in. Outputs that write JSON use it instead of serializing
- * the event again (the most expensive step of a `gcs` → `print` job). Non-enumerable, so
- * it is invisible to `Object.keys`, `JSON.stringify` and comparisons; an input sets it
- * only on an event it will not change afterwards.
+ * Events already serialized: one JSON object per line, each line ending in `\n`, as
+ * UTF-8 bytes. An input that reads its events as JSON text (NDJSON lines) hands them on
+ * as bytes when the output writes JSON text anyway (`print`): parsing a line only to
+ * serialize it again is the most expensive step of a `gcs` → `print` job.
  */
-export const EVENT_JSON: unique symbol = Symbol('sluice.event-json');
-
-export function withEventJson(event: RunEvent, json: string): RunEvent {
-  Object.defineProperty(event, EVENT_JSON, { value: json });
-  return event;
+export interface JsonLines {
+  /** The lines, in order, in one or more buffers (each holding whole lines). */
+  chunks: Buffer[];
+  /** Events (lines) in `chunks`. */
+  count: number;
 }
 
-/** The event as one line of JSON. */
-export function eventJson(event: RunEvent): string {
-  return (event as { [EVENT_JSON]?: string })[EVENT_JSON] ?? JSON.stringify(event);
+/** The output's `writeJsonLines`, bound, for `RunContext.deliverJsonLines`; undefined if it has none. */
+export function jsonLinesTo(output: Output): ((lines: JsonLines) => Promise<void>) | undefined {
+  return output.writeJsonLines ? (lines) => output.writeJsonLines!(lines) : undefined;
 }
 
 /** The time range a triggered run covers when the trigger has a `window`. */
@@ -74,6 +73,12 @@ export interface RunContext {
   /** Aborted on shutdown or when the job is redeployed; inputs stop promptly and cleanly. */
   signal: AbortSignal;
   window?: RunWindow;
+  /**
+   * Set when the output writes events as JSON text. An input may then deliver JSON lines
+   * here instead of event objects to `deliver`; a run uses one or the other, never both,
+   * so events keep their order. Same contract as `deliver` otherwise.
+   */
+  deliverJsonLines?: (lines: JsonLines) => Promise<void>;
   fingerprints: FingerprintStore;
   watermarks: WatermarkStore;
   report(report: RunReport): void;
@@ -96,5 +101,7 @@ export interface MessageSource {
 
 export interface Output {
   write(events: RunEvent[]): Promise<void>;
+  /** Optional, for outputs that write JSON text: events serialized already (see JsonLines). */
+  writeJsonLines?(lines: JsonLines): Promise<void>;
   close(): Promise<void>;
 }

@@ -26,7 +26,7 @@ import { afterTickRun, dueOnTick, type TickState } from '../../shared/job/tick-s
 import { firestoreFingerprints, firestoreWatermarks } from '../runner/fingerprints/firestore.ts';
 import { createGcsInput, type GcsInputOptions } from '../runner/inputs/gcs/index.ts';
 import { randomOffset, runDueWindows } from '../runner/triggers.ts';
-import type { Input, Output, RunReport, RunWindow } from '../runner/types.ts';
+import { type Input, jsonLinesTo, type Output, type RunReport, type RunWindow } from '../runner/types.ts';
 import { acquireLease, leasePath, releaseLease } from './lease.ts';
 
 export interface ScheduledJob {
@@ -132,6 +132,7 @@ async function runOne(
       return { ...base, outcome: 'not-due' };
     }
     const output = deps.outputFor(job);
+    const deliverJsonLines = jsonLinesTo(output);
     const runOnce = (window?: RunWindow) =>
       input.run(
         {
@@ -142,6 +143,7 @@ async function runOne(
           watermarks,
           report,
           ...(window ? { window } : {}),
+          ...(deliverJsonLines ? { deliverJsonLines } : {}),
         },
         (events) => output.write(events),
       );

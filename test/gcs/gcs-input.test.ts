@@ -186,7 +186,7 @@ describe('payload', () => {
 
   it('a line over the limit is reported and skipped, the others are read', async () => {
     await env.put('a.json', `{"n":1}\n${'x'.repeat(5000)}\n{"n":2}\n`);
-    const { events, reports } = await env.run({}, { maxLineChars: 1000 });
+    const { events, reports } = await env.run({}, { maxLineBytes: 1000 });
     expect(events).toEqual([{ n: 1 }, { n: 2 }]);
     expect(reports.find((r) => r.type === 'job-errors')?.payload).toMatchObject({
       reason: 'line-too-long',

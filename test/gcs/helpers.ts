@@ -11,6 +11,7 @@ import { Storage } from '@google-cloud/storage';
 import { createGcsInput, type GcsInputOptions } from '../../functions/runner/inputs/gcs/index.ts';
 import type {
   FingerprintStore,
+  JsonLines,
   RunEvent,
   RunReport,
   RunWindow,
@@ -35,10 +36,14 @@ export interface RunOptions extends GcsInputOptions {
   signal?: AbortSignal;
   job?: string;
   deliver?: (events: RunEvent[]) => Promise<void>;
+  /** Take delivery as JSON lines (as `print` does), parsed back into `events`. */
+  asJsonLines?: boolean;
 }
 
 export interface RunResult {
   events: RunEvent[];
+  /** With `asJsonLines`: the JSON lines as delivered. */
+  jsonText: string;
   reports: RunReport[];
   ended: Record<string, unknown>;
 }
@@ -63,6 +68,7 @@ export async function gcsTestEnv(bucket = 'test-bucket'): Promise<GcsTestEnv> {
       const gcs = createGcsInput(input, { storage, baseDelayMs: 5, ...options });
       const events: RunEvent[] = [];
       const reports: RunReport[] = [];
+      let jsonText = '';
       await gcs.run(
         {
           job: options.job ?? 'job-a',
@@ -72,6 +78,21 @@ export async function gcsTestEnv(bucket = 'test-bucket'): Promise<GcsTestEnv> {
           fingerprints: options.fingerprints ?? memoryFingerprints(),
           watermarks: memoryWatermarks(),
           report: (r) => reports.push(r),
+          ...(options.asJsonLines
+            ? {
+                deliverJsonLines: async (lines: JsonLines) => {
+                  const text = Buffer.concat(lines.chunks).toString();
+                  jsonText += text;
+                  const parsed = text
+                    .split('\n')
+                    .slice(0, -1)
+                    .map((line) => JSON.parse(line) as RunEvent);
+                  if (parsed.length !== lines.count)
+                    throw new Error(`count ${lines.count} for ${parsed.length} lines`);
+                  events.push(...parsed);
+                },
+              }
+            : {}),
         },
         options.deliver ??
           (async (batch) => {
@@ -82,7 +103,7 @@ export async function gcsTestEnv(bucket = 'test-bucket'): Promise<GcsTestEnv> {
         string,
         unknown
       >;
-      return { events, reports, ended };
+      return { events, reports, ended, jsonText };
     },
     async stop() {
       await emulator.stop();

@@ -4,11 +4,13 @@
  * events was accepted by the output. Deliveries are serialized; `add` waits while a
  * full batch is being delivered, which is the backpressure that keeps memory flat.
  *
+ * Batches are of either form of batches.ts; the tracker only counts and joins them.
+ *
  * @example
- *   const tracker = new DeliveryTracker(deliver, (done) => fingerprints.commit(job, done.map(key), maxAge));
- *   await tracker.add(object, events); tracker.finish(object); await tracker.close();
+ *   const tracker = new DeliveryTracker(eventObjects, deliver, (done) => fingerprints.commit(job, done.map(key), maxAge));
+ *   await tracker.add(object, events); tracker.finish(object); await tracker.flush();
  */
-import type { RunEvent } from '../../types.ts';
+import type { BatchFormat } from './batches.ts';
 
 export const BATCH_EVENTS = 1000;
 
@@ -22,29 +24,33 @@ export interface Tracked {
   inBatch: boolean;
 }
 
-export class DeliveryTracker<T extends Tracked> {
-  private events: RunEvent[] = [];
+export class DeliveryTracker<T extends Tracked, B> {
+  private batches: B[] = [];
+  private size = 0;
   private objects: T[] = [];
   private complete: T[] = [];
   private flushing: Promise<void> = Promise.resolve();
   delivered = 0;
 
   constructor(
-    private readonly deliver: (events: RunEvent[]) => Promise<void>,
+    private readonly format: Pick<BatchFormat<B>, 'size' | 'join'>,
+    private readonly deliver: (batch: B) => Promise<void>,
     /** Called after a delivery with the objects it completed; awaited before the next one. */
     private readonly onComplete: (objects: T[]) => Promise<void>,
     private readonly batchEvents = BATCH_EVENTS,
   ) {}
 
-  async add(object: T, events: RunEvent[]): Promise<void> {
-    if (!events.length) return;
+  async add(object: T, batch: B): Promise<void> {
+    const size = this.format.size(batch);
+    if (!size) return;
     if (!object.inBatch) {
       object.inBatch = true;
       object.outstanding++;
       this.objects.push(object);
     }
-    for (const event of events) this.events.push(event);
-    if (this.events.length >= this.batchEvents) await this.flush();
+    this.batches.push(batch);
+    this.size += size;
+    if (this.size >= this.batchEvents) await this.flush();
   }
 
   finish(object: T): void {
@@ -58,15 +64,17 @@ export class DeliveryTracker<T extends Tracked> {
 
   /** Delivers the open batch (if any), then reports completed objects. */
   flush(): Promise<void> {
-    const events = this.events;
+    const batches = this.batches;
+    const size = this.size;
     const objects = this.objects;
-    this.events = [];
+    this.batches = [];
+    this.size = 0;
     this.objects = [];
     for (const object of objects) object.inBatch = false;
     this.flushing = this.flushing.then(async () => {
-      if (events.length) {
-        await this.deliver(events);
-        this.delivered += events.length;
+      if (size) {
+        await this.deliver(this.format.join(batches));
+        this.delivered += size;
       }
       for (const object of objects) {
         object.outstanding--;

@@ -6,23 +6,20 @@
  * this is the hot path of every line.
  *
  * @example
- *   const shape = eventShaper(plan, meta);
+ *   const shape = eventShape(plan, meta);
  *   shape.fromValue({ level: 'info' }); // { level: 'info', object: 'logs/a.json' }
  */
-import { type RunEvent, withEventJson } from '../../types.ts';
+import type { RunEvent } from '../../types.ts';
 import type { GcsPlan } from './config.ts';
 import type { ObjectMeta } from './list.ts';
 
 export const RAW_FIELD = '_raw';
 
-export interface EventShaper {
+export type ShapePlan = Pick<GcsPlan, 'fields' | 'dataField'>;
+
+export interface EventShape {
   /** A parsed JSON value (objects merge unless `data-field` is set). */
   fromValue(value: unknown): RunEvent;
-  /**
-   * A JSON object parsed from `text`: the same event as `fromValue`, which also keeps its
-   * JSON text (the line with the metadata fields spliced in) for outputs to write as is.
-   */
-  fromJsonObject(value: RunEvent, text: string): RunEvent;
   /** Text or base64 that is not parsed. */
   fromText(text: string): RunEvent;
 }
@@ -38,7 +35,7 @@ export function metadataEntries(fields: GcsPlan['fields'], meta: ObjectMeta): [s
   return entries;
 }
 
-export function eventShaper(plan: Pick<GcsPlan, 'fields' | 'dataField'>, meta: ObjectMeta): EventShaper {
+export function eventShape(plan: ShapePlan, meta: ObjectMeta): EventShape {
   const entries = metadataEntries(plan.fields, meta);
   const dataField = plan.dataField;
   const withMeta = (event: RunEvent): RunEvent => {
@@ -48,27 +45,12 @@ export function eventShaper(plan: Pick<GcsPlan, 'fields' | 'dataField'>, meta: O
     }
     return event;
   };
-  // `,"object":"logs/a.json"`: what the metadata adds to an object's JSON text.
-  const suffix = entries.map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v ?? null)}`).join('');
-  const names = entries.map(([k]) => JSON.stringify(k));
-  const fromValue = (value: unknown): RunEvent => {
-    if (dataField) return withMeta({ [dataField]: value });
-    if (value !== null && typeof value === 'object' && !Array.isArray(value))
-      return withMeta(value as RunEvent);
-    return withMeta({ [RAW_FIELD]: value });
-  };
   return {
-    fromValue,
-    fromJsonObject(value, text) {
-      const event = fromValue(value);
-      if (dataField) return event;
-      // A data field named like a metadata field would appear twice in the text: let the
-      // output serialize that (rare) event itself.
-      for (let i = 0; i < names.length; i++) if (text.includes(names[i]!)) return event;
-      if (!suffix) return withEventJson(event, text);
-      const close = text.lastIndexOf('}');
-      const empty = text.slice(0, close).trimEnd().endsWith('{');
-      return withEventJson(event, `${text.slice(0, close)}${empty ? suffix.slice(1) : suffix}}`);
+    fromValue(value) {
+      if (dataField) return withMeta({ [dataField]: value });
+      if (value !== null && typeof value === 'object' && !Array.isArray(value))
+        return withMeta(value as RunEvent);
+      return withMeta({ [RAW_FIELD]: value });
     },
     fromText(text) {
       return withMeta({ [dataField ?? RAW_FIELD]: text });

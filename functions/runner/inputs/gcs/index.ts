@@ -14,11 +14,12 @@
 import type { Bucket, Storage } from '@google-cloud/storage';
 import type { GcsInput } from '../../../../shared/job/index.ts';
 import type { Input, RunContext, RunEvent } from '../../types.ts';
+import { type BatchFormat, eventObjects, jsonLines } from './batches.ts';
 import { storageForCredentials } from './client.ts';
 import { type GcsPlan, planGcsInput } from './config.ts';
 import { DeliveryTracker, type Tracked } from './delivery.ts';
 import { downloadBytes, readRange } from './download.ts';
-import { eventShaper, listingEvent } from './fields.ts';
+import { listingEvent } from './fields.ts';
 import { objectFilter } from './filter.ts';
 import { fingerprintKey } from './fingerprint-key.ts';
 import { listObjects, type ObjectMeta, toMeta } from './list.ts';
@@ -44,8 +45,8 @@ export interface GcsInputOptions {
   largeListingWarning?: number;
   /** Events per `deliver` call. */
   batchEvents?: number;
-  /** Longest line read as an event (default MAX_LINE_CHARS); tests lower it. */
-  maxLineChars?: number;
+  /** Longest line read as an event (default MAX_LINE_BYTES); tests lower it. */
+  maxLineBytes?: number;
 }
 
 /** `job-errors` reports per object before the rest are only counted. */
@@ -62,6 +63,11 @@ export function createGcsInput(input: GcsInput, options: GcsInputOptions = {}): 
 
 interface ObjectState extends Tracked {
   meta: ObjectMeta;
+}
+
+interface Sink<B> {
+  format: BatchFormat<B>;
+  deliver(batch: B): Promise<void>;
 }
 
 export async function runGcsInput(
@@ -92,10 +98,16 @@ export async function runGcsInput(
     });
   };
 
-  const tracker = new DeliveryTracker<ObjectState>(
-    async (events) => {
-      await deliver(events);
-      stats.events += events.length;
+  // Events go on as JSON lines when the output writes JSON text (NDJSON lines are then
+  // never serialized again), else as event objects.
+  const sink = ctx.deliverJsonLines
+    ? ({ format: jsonLines, deliver: ctx.deliverJsonLines } as Sink<unknown>)
+    : ({ format: eventObjects, deliver } as Sink<unknown>);
+  const tracker = new DeliveryTracker<ObjectState, unknown>(
+    sink.format,
+    async (batch) => {
+      await sink.deliver(batch);
+      stats.events += sink.format.size(batch);
     },
     async (done) => {
       if (!plan.fingerprinting) return;
@@ -135,14 +147,14 @@ export async function runGcsInput(
             return bytes;
           }),
       });
-      const shaper = eventShaper(plan, meta);
-      for await (const events of contentEvents(
+      const batcher = sink.format.batcher(plan, meta);
+      for await (const batch of contentEvents(
         content,
-        { ...plan, maxLineChars: options.maxLineChars },
-        shaper,
+        { ...plan, maxLineBytes: options.maxLineBytes },
+        batcher,
         problem,
       ))
-        await tracker.add(object, events);
+        await tracker.add(object, batch);
       if (problems > PROBLEMS_REPORTED_PER_OBJECT) {
         reportError(meta.name, 'more-problems', { unreported: problems - PROBLEMS_REPORTED_PER_OBJECT });
       }
@@ -192,7 +204,9 @@ export async function runGcsInput(
       if (plan.mode === 'list-objects') {
         for (const meta of fresh) {
           const object = track(meta);
-          await tracker.add(object, [listingEvent(plan, meta)]);
+          const batcher = sink.format.batcher(plan, meta);
+          batcher.event(listingEvent(plan, meta));
+          await tracker.add(object, batcher.take());
           tracker.finish(object);
         }
         continue;

@@ -11,37 +11,47 @@
  * Whole-object events are limited to MAX_OBJECT_EVENT_BYTES; longer lines and objects are
  * reported and skipped, never a crash.
  *
+ * Events are collected by a batcher (batches.ts), which decides their form; each yielded
+ * batch holds the events of one chunk of the object.
+ *
  * @example
- *   for await (const events of contentEvents(content, plan, shaper, onProblem)) deliver(events);
+ *   for await (const batch of contentEvents(content, plan, eventObjects.batcher(plan, meta), onProblem)) deliver(batch);
  */
-import type { RunEvent } from '../../types.ts';
+import type { EventBatcher } from './batches.ts';
 import type { PayloadMode } from './config.ts';
-import type { EventShaper } from './fields.ts';
 import { splitJsonArrays } from './json-array.ts';
 import type { Content } from './preprocess.ts';
-import { decodeUtf8, MAX_LINE_CHARS, splitLines } from './split.ts';
+import { decodeUtf8, MAX_LINE_BYTES, splitLines } from './split.ts';
 
 /** Largest object read as a single event (ignore-linebreaks, binary). */
 export const MAX_OBJECT_EVENT_BYTES = 64 * 1024 * 1024;
 
+/** Longest element of a multi-line JSON array read as one event (8 Mi characters). */
+export const MAX_ELEMENT_CHARS = 8 * 1024 * 1024;
+
 export interface PayloadOptions {
   payloadMode: PayloadMode;
   ignoreLinebreaks: boolean;
-  maxLineChars?: number;
+  maxLineBytes?: number;
+  maxElementChars?: number;
   maxObjectBytes?: number;
 }
 
 /** A problem with part of an object: reported as `job-errors`, the rest is still read. */
 export type ProblemReporter = (reason: string, detail?: Record<string, unknown>) => void;
 
-export async function* contentEvents(
+export async function* contentEvents<B>(
   content: Content,
   options: PayloadOptions,
-  shaper: EventShaper,
+  batcher: EventBatcher<B>,
   problem: ProblemReporter,
-): AsyncGenerator<RunEvent[]> {
+): AsyncGenerator<B> {
   if (content.kind === 'rows') {
-    for await (const rows of content.rows) yield rows.map((row) => shaper.fromValue(row));
+    for await (const rows of content.rows) {
+      for (let i = 0; i < rows.length; i++) batcher.value(rows[i]);
+      const batch = batcher.take();
+      if (batch) yield batch;
+    }
     return;
   }
   const mode = options.payloadMode;
@@ -51,99 +61,117 @@ export async function* contentEvents(
       problem('object-too-large', { limit_bytes: options.maxObjectBytes ?? MAX_OBJECT_EVENT_BYTES });
       return;
     }
-    if (mode === 'binary') {
-      yield [shaper.fromText(content.base64 ? whole.toString('latin1') : whole.toString('base64'))];
-      return;
-    }
-    const event = parseText(whole.toString('utf8'), mode, shaper, problem, false);
-    if (event) yield [event];
+    if (mode === 'binary') batcher.text(content.base64 ? whole.toString('latin1') : whole.toString('base64'));
+    else parseText(whole.toString('utf8'), mode, batcher, problem, false);
+    const batch = batcher.take();
+    if (batch) yield batch;
     return;
   }
 
-  const maxLineChars = options.maxLineChars ?? MAX_LINE_CHARS;
-  const onTooLong = (line: number, length: number) =>
-    problem('line-too-long', { line, length, limit_chars: maxLineChars });
-  let text: AsyncIterable<string> = decodeUtf8(content.chunks);
+  const maxLineBytes = options.maxLineBytes ?? MAX_LINE_BYTES;
+  let chunks = content.chunks;
   if (mode === 'json' || mode === 'auto') {
-    const peeked = await peekFirstLine(text, maxLineChars);
-    text = peeked.text;
+    const peeked = await peekFirstLine(chunks, maxLineBytes);
+    chunks = peeked.chunks;
     if (opensMultiLineArray(peeked.firstLine, mode)) {
-      const onElementTooLong = (element: number, length: number) =>
-        problem('element-too-long', { element, length, limit_chars: maxLineChars });
-      for await (const texts of splitJsonArrays(text, {
-        maxChars: maxLineChars,
-        onTooLong: onElementTooLong,
-      })) {
-        yield lineEvents(texts, mode, shaper, problem, false);
+      const maxChars = options.maxElementChars ?? MAX_ELEMENT_CHARS;
+      const onTooLong = (element: number, length: number) =>
+        problem('element-too-long', { element, length, limit_chars: maxChars });
+      for await (const texts of splitJsonArrays(decodeUtf8(chunks), { maxChars, onTooLong })) {
+        addTexts(texts, mode, batcher, problem, false);
+        const batch = batcher.take();
+        if (batch) yield batch;
       }
       return;
     }
   }
-  for await (const lines of splitLines(text, { maxLineChars, onTooLong })) {
-    const events =
-      mode === 'raw'
-        ? lines.map((line) => shaper.fromText(line))
-        : lineEvents(lines, mode, shaper, problem, true);
-    if (events.length) yield events;
+  const onTooLong = (line: number, length: number) =>
+    problem('line-too-long', { line, length, limit_bytes: maxLineBytes });
+  for await (const { bytes, spans, utf8 } of splitLines(chunks, { maxLineBytes, onTooLong })) {
+    // A JSON object line goes on as its bytes when the batcher's form allows (and the
+    // bytes are text; else decoding turns what is not UTF-8 into U+FFFD first).
+    const asBytes = mode !== 'raw' && utf8;
+    for (let i = 0; i < spans.length; i += 2) {
+      const start = spans[i]!;
+      const end = spans[i + 1]!;
+      if (asBytes && batcher.lineBytes(bytes, start, end)) continue;
+      const line = bytes.toString('utf8', start, end);
+      if (mode === 'raw') batcher.text(line);
+      else addText(line, mode, batcher, problem, true);
+    }
+    const batch = batcher.take();
+    if (batch) yield batch;
   }
 }
 
-function lineEvents(
-  lines: string[],
+function addTexts<B>(
+  texts: string[],
   mode: PayloadMode,
-  shaper: EventShaper,
+  batcher: EventBatcher<B>,
   problem: ProblemReporter,
-  /** The texts are whole lines: a JSON array on one is expanded, an object printed as read. */
   fromLines: boolean,
-): RunEvent[] {
-  const events: RunEvent[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    const first = line.charCodeAt(0);
-    // `{`: by far the most common line (NDJSON); parse and use the object as the event.
-    if (first === 123) {
-      try {
-        // A line can be printed as read; an array element's text may span lines.
-        const value = JSON.parse(line);
-        events.push(fromLines ? shaper.fromJsonObject(value, line) : shaper.fromValue(value));
-        continue;
-      } catch {}
-    } else if (first === 91 && fromLines) {
-      try {
-        const value: unknown = JSON.parse(line);
-        if (Array.isArray(value)) {
-          for (const element of value) events.push(shaper.fromValue(element));
-          continue;
-        }
-      } catch {}
+): void {
+  for (let i = 0; i < texts.length; i++) addText(texts[i]!, mode, batcher, problem, fromLines);
+}
+
+function addText<B>(
+  text: string,
+  mode: PayloadMode,
+  batcher: EventBatcher<B>,
+  problem: ProblemReporter,
+  /** The text is a whole line: a JSON array on it is expanded into its elements. */
+  fromLine: boolean,
+): void {
+  const first = text.charCodeAt(0);
+  // `{`: by far the most common line (NDJSON); parse and use the object as the event.
+  if (first === 123) {
+    const value = parsed(text);
+    if (value !== undefined) {
+      batcher.value(value);
+      return;
     }
-    const event = parseText(line, mode, shaper, problem, first === 123 || first === 91);
-    if (event) events.push(event);
+  } else if (first === 91 && fromLine) {
+    const value = parsed(text);
+    if (Array.isArray(value)) {
+      for (const element of value) batcher.value(element);
+      return;
+    }
   }
-  return events;
+  parseText(text, mode, batcher, problem, first === 123 || first === 91);
 }
 
 /** One text as one event; `failedAlready` skips a second JSON.parse of text known not to parse. */
-function parseText(
+function parseText<B>(
   text: string,
   mode: PayloadMode,
-  shaper: EventShaper,
+  batcher: EventBatcher<B>,
   problem: ProblemReporter,
   failedAlready: boolean,
-): RunEvent | undefined {
-  if (mode === 'raw') return shaper.fromText(text);
+): void {
+  if (mode === 'raw') {
+    batcher.text(text);
+    return;
+  }
   const trimmed = text.trim();
   const looksJson = /^[[{"\d-]|^(true|false|null)$/.test(trimmed);
   if (!failedAlready && (mode === 'json' || looksJson)) {
-    try {
-      return shaper.fromValue(JSON.parse(trimmed));
-    } catch {}
+    const value = parsed(trimmed);
+    if (value !== undefined) {
+      batcher.value(value);
+      return;
+    }
   }
-  if (mode === 'json') {
-    problem('invalid-json', { sample: trimmed.slice(0, 200) });
+  if (mode === 'json') problem('invalid-json', { sample: trimmed.slice(0, 200) });
+  else batcher.text(text);
+}
+
+/** The JSON value of `text`, or undefined when it is not JSON (no JSON text parses to undefined). */
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
     return undefined;
   }
-  return shaper.fromText(text);
 }
 
 /** The content opens a JSON array that its first line does not close (a pretty-printed array). */
@@ -157,29 +185,25 @@ function opensMultiLineArray(firstLine: string, mode: PayloadMode): boolean {
   return mode === 'json' || /^\[\s*([[{]|$)/.test(line);
 }
 
+/** The first line (up to `maxBytes`), decoded, and the chunks again from their start. */
 async function peekFirstLine(
-  text: AsyncIterable<string>,
-  maxChars: number,
-): Promise<{ firstLine: string; text: AsyncIterable<string> }> {
-  const iterator = text[Symbol.asyncIterator]();
-  const head: string[] = [];
+  chunks: AsyncIterable<Buffer>,
+  maxBytes: number,
+): Promise<{ firstLine: string; chunks: AsyncIterable<Buffer> }> {
+  const iterator = chunks[Symbol.asyncIterator]();
+  const head: Buffer[] = [];
   let seen = 0;
-  let firstLine = '';
-  for (;;) {
+  let end = -1;
+  while (end === -1 && seen <= maxBytes) {
     const next = await iterator.next();
     if (next.done) break;
     head.push(next.value);
-    const nl = next.value.indexOf('\n');
-    if (nl !== -1) {
-      firstLine = head.join('').split('\n', 1)[0]!;
-      break;
-    }
+    const nl = next.value.indexOf(10);
+    end = nl === -1 ? -1 : seen + nl;
     seen += next.value.length;
-    if (seen > maxChars) break;
-    // Leading blank space does not decide anything yet; keep reading.
-    if (next.value.trim() === '') continue;
   }
-  if (!firstLine && seen <= maxChars) firstLine = head.join('');
+  const firstLine =
+    seen > maxBytes && end === -1 ? '' : Buffer.concat(head).toString('utf8', 0, end === -1 ? seen : end);
   const rest = (async function* () {
     yield* head;
     for (;;) {
@@ -188,7 +212,7 @@ async function peekFirstLine(
       yield next.value;
     }
   })();
-  return { firstLine, text: rest };
+  return { firstLine, chunks: rest };
 }
 
 async function collect(chunks: AsyncIterable<Buffer>, limit: number): Promise<Buffer | undefined> {

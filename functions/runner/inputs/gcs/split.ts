@@ -1,70 +1,119 @@
 /**
- * Splits decoded text into lines for line-per-event reading. Works on whole chunks
- * with `indexOf` (no per-line promises, no readline): each yielded array holds the
- * complete lines of one chunk. Blank lines are dropped, a trailing `\r` is removed, and
- * a line longer than `maxLineChars` is reported through `onTooLong` and skipped,
- * without ever being held in memory whole.
+ * Splits content into lines for line-per-event reading, on the bytes: lines are found
+ * with `indexOf` over each whole chunk (no per-line promises, no readline, no decoding),
+ * and handed on as spans of the chunk, so a line that is passed through as is never
+ * becomes a string. Each chunk's lines are checked as UTF-8 at once (`isUtf8`, native), so
+ * that a line passed through is known to be text. Blank lines are dropped, a trailing `\r` is removed, and a line
+ * longer than `maxLineBytes` is reported through `onTooLong` and skipped, without ever
+ * being held in memory whole.
  *
  * @example
- *   for await (const lines of splitLines(text, { maxLineChars: MAX_LINE_CHARS, onTooLong })) handle(lines);
+ *   for await (const { bytes, spans } of splitLines(chunks, { maxLineBytes: MAX_LINE_BYTES, onTooLong }))
+ *     for (let i = 0; i < spans.length; i += 2) handle(bytes, spans[i], spans[i + 1]);
  */
 
-/** Longest line read as one event (8 Mi characters); longer lines are reported and skipped. */
-export const MAX_LINE_CHARS = 8 * 1024 * 1024;
+import { isUtf8 } from 'node:buffer';
+
+/** Longest line read as one event (8 MiB); longer lines are reported and skipped. */
+export const MAX_LINE_BYTES = 8 * 1024 * 1024;
+
+/** Whitespace-only lines at least this long are kept (as `_raw`), as in the text path's rule. */
+const BLANK_LINE_BYTES = 64;
 
 export interface SplitOptions {
-  maxLineChars: number;
+  maxLineBytes: number;
   /** Called with the 1-based line number and the length seen before giving up on it. */
   onTooLong(line: number, length: number): void;
 }
 
+/** Lines of one chunk: the line `k` is `bytes[spans[2k] .. spans[2k+1])`. */
+export interface LineSpans {
+  bytes: Buffer;
+  spans: number[];
+  /** Every line is valid UTF-8 (else some line is not, and each must be decoded to be read). */
+  utf8: boolean;
+}
+
 export async function* splitLines(
-  text: AsyncIterable<string>,
+  chunks: AsyncIterable<Buffer>,
   options: SplitOptions,
-): AsyncGenerator<string[]> {
-  let carry = '';
+): AsyncGenerator<LineSpans> {
+  // The start of a line that runs over into the next chunk(s).
+  let carry: Buffer[] = [];
+  let carried = 0;
   let skipping = false;
   let lineNo = 0;
-  for await (const chunk of text) {
-    const lines: string[] = [];
+  for await (const chunk of chunks) {
     let pos = 0;
-    for (;;) {
-      const nl = chunk.indexOf('\n', pos);
-      if (nl === -1) break;
-      lineNo++;
-      if (skipping) {
-        skipping = false;
-      } else if (carry.length + nl - pos > options.maxLineChars) {
-        options.onTooLong(lineNo, carry.length + nl - pos);
-      } else {
-        push(lines, carry ? carry + chunk.slice(pos, nl) : chunk.slice(pos, nl));
+    if (carried || skipping) {
+      const nl = chunk.indexOf(10);
+      if (nl === -1) {
+        carryOn(chunk, 0);
+        continue;
       }
-      carry = '';
+      lineNo++;
+      if (!skipping) {
+        if (carried + nl > options.maxLineBytes) options.onTooLong(lineNo, carried + nl);
+        else {
+          const line = Buffer.concat([...carry, chunk.subarray(0, nl)]);
+          const spans: number[] = [];
+          push(spans, line, 0, line.length);
+          if (spans.length) yield { bytes: line, spans, utf8: isUtf8(line) };
+        }
+      }
+      carry = [];
+      carried = 0;
+      skipping = false;
       pos = nl + 1;
     }
-    if (pos < chunk.length && !skipping) {
-      if (carry.length + chunk.length - pos > options.maxLineChars) {
-        options.onTooLong(lineNo + 1, carry.length + chunk.length - pos);
-        carry = '';
-        skipping = true;
-      } else {
-        carry += pos === 0 ? chunk : chunk.slice(pos);
-      }
+    const spans: number[] = [];
+    const first = pos;
+    for (;;) {
+      const nl = chunk.indexOf(10, pos);
+      if (nl === -1) break;
+      lineNo++;
+      if (nl - pos > options.maxLineBytes) options.onTooLong(lineNo, nl - pos);
+      else push(spans, chunk, pos, nl);
+      pos = nl + 1;
     }
-    if (lines.length) yield lines;
+    if (spans.length) yield { bytes: chunk, spans, utf8: isUtf8(chunk.subarray(first, pos)) };
+    if (pos < chunk.length) carryOn(chunk, pos);
   }
-  if (carry && !skipping) {
-    const last: string[] = [];
-    push(last, carry);
-    if (last.length) yield last;
+  if (carried && !skipping) {
+    const line = Buffer.concat(carry);
+    const spans: number[] = [];
+    push(spans, line, 0, line.length);
+    if (spans.length) yield { bytes: line, spans, utf8: isUtf8(line) };
+  }
+
+  function carryOn(chunk: Buffer, from: number): void {
+    if (skipping) return;
+    if (carried + chunk.length - from > options.maxLineBytes) {
+      options.onTooLong(lineNo + 1, carried + chunk.length - from);
+      carry = [];
+      carried = 0;
+      skipping = true;
+      return;
+    }
+    // A copy, so the rest of the chunk is not kept alive with it.
+    carry.push(Buffer.from(chunk.subarray(from)));
+    carried += chunk.length - from;
   }
 }
 
-function push(lines: string[], line: string): void {
-  const end = line.charCodeAt(line.length - 1) === 13 ? line.length - 1 : line.length;
-  const text = end === line.length ? line : line.slice(0, end);
-  if (text.length === 0 || (text.trim().length === 0 && text.length < 64)) return;
-  lines.push(text);
+function push(spans: number[], bytes: Buffer, start: number, end: number): void {
+  if (end > start && bytes[end - 1] === 13) end--;
+  if (end === start) return;
+  if (end - start < BLANK_LINE_BYTES && isBlank(bytes, start, end)) return;
+  spans.push(start, end);
+}
+
+function isBlank(bytes: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = bytes[i]!;
+    if (c !== 32 && c !== 9 && c !== 13 && c !== 11 && c !== 12) return false;
+  }
+  return true;
 }
 
 /** Decodes byte chunks as UTF-8 without splitting a character across chunks. */

@@ -1,5 +1,6 @@
 /**
- * The `print` output: one JSON event per line. A batch becomes one write, and the
+ * The `print` output: one JSON event per line. Events an input already holds as JSON
+ * lines (`writeJsonLines`) are written as they are. A batch is written at once, and the
  * output waits for the stream to drain, so a slow consumer slows the job instead of
  * growing memory. Once the stream fails (its reader went away), every write rejects.
  *
@@ -8,7 +9,7 @@
  *   await output.write([{ a: 1 }, { a: 2 }]);
  */
 import type { Writable } from 'node:stream';
-import { eventJson, type Output, type RunEvent } from '../../types.ts';
+import type { JsonLines, Output, RunEvent } from '../../types.ts';
 
 export function createPrintOutput(stream: Writable): Output {
   // A reader that went away (`sluice job run ... | head`) is an error of this output's
@@ -17,25 +18,32 @@ export function createPrintOutput(stream: Writable): Output {
   stream.on('error', (err) => {
     failure ??= err;
   });
+  const writeText = async (texts: (string | Buffer)[]) => {
+    if (failure || stream.destroyed) throw closed(failure);
+    let ready = true;
+    for (const text of texts) if (text.length) ready = stream.write(text);
+    if (ready) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        stream.off('drain', done);
+        stream.off('close', done);
+        stream.off('error', done);
+        resolve();
+      };
+      stream.on('drain', done);
+      stream.on('close', done);
+      stream.on('error', done);
+    });
+    if (failure) throw closed(failure);
+  };
   return {
     async write(events: RunEvent[]) {
-      if (failure || stream.destroyed) throw closed(failure);
-      if (events.length === 0) return;
       let text = '';
-      for (const event of events) text += `${eventJson(event)}\n`;
-      if (stream.write(text)) return;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          stream.off('drain', done);
-          stream.off('close', done);
-          stream.off('error', done);
-          resolve();
-        };
-        stream.on('drain', done);
-        stream.on('close', done);
-        stream.on('error', done);
-      });
-      if (failure) throw closed(failure);
+      for (const event of events) text += `${JSON.stringify(event)}\n`;
+      await writeText([text]);
+    },
+    async writeJsonLines(lines: JsonLines) {
+      await writeText(lines.chunks);
     },
     async close() {},
   };

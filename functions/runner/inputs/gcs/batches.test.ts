@@ -1,0 +1,106 @@
+/**
+ * JSON lines are handed on as read, with the metadata fields spliced in: the text must be
+ * exactly what serializing the event would give, field for field, and the same events as
+ * the event-object form gives any other output.
+ */
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createPrintOutput } from '../../outputs/print/index.ts';
+import type { RunEvent } from '../../types.ts';
+import { type EventBatcher, eventObjects, jsonLines } from './batches.ts';
+import type { ShapePlan } from './fields.ts';
+import type { ObjectMeta } from './list.ts';
+
+const meta: ObjectMeta = { bucket: 'b', name: 'logs/a "1".json', generation: '7', size: 42 };
+
+/** What `print` writes for `lines` read as JSON lines (the path of a gcs → print job). */
+async function printed(lines: string[], plan: ShapePlan): Promise<string[]> {
+  const batcher = jsonLines.batcher(plan, meta);
+  for (const line of lines) add(batcher, line);
+  const stream = new PassThrough();
+  let text = '';
+  stream.on('data', (chunk) => {
+    text += chunk;
+  });
+  await createPrintOutput(stream).writeJsonLines!(batcher.take()!);
+  return text.split('\n').filter(Boolean);
+}
+
+/** The events of the same lines as objects (what an output without JSON lines receives). */
+function objects(lines: string[], plan: ShapePlan): RunEvent[] {
+  const batcher = eventObjects.batcher(plan, meta);
+  for (const line of lines) add(batcher, line);
+  return batcher.take()!;
+}
+
+/** A line as payload.ts adds it: as its bytes when the batcher takes them, else parsed. */
+function add(batcher: EventBatcher<unknown>, line: string): void {
+  // Inside a larger buffer, as lines are: the batcher must keep to its span.
+  const bytes = Buffer.from(`{"before":1}\n${line}\n{"after":2}`);
+  const start = Buffer.byteLength('{"before":1}\n');
+  if (!batcher.lineBytes(bytes, start, start + Buffer.byteLength(line))) batcher.value(JSON.parse(line));
+}
+
+const fields = { objectName: 'object', contentLength: 'size' };
+
+describe('JSON lines handed on as read', () => {
+  it('keeps the line and splices the metadata fields in, escaped', async () => {
+    const lines = ['{"a":1,"b":"x"}', '{ "a" : 2 }  ', '{}', ' { } ', '{"nested":{"c":[1,2]}}'];
+    const text = await printed(lines, { fields });
+    expect(text).toEqual([
+      '{"a":1,"b":"x","object":"logs/a \\"1\\".json","size":42}',
+      '{ "a" : 2 ,"object":"logs/a \\"1\\".json","size":42}',
+      '{"object":"logs/a \\"1\\".json","size":42}',
+      ' { "object":"logs/a \\"1\\".json","size":42}',
+      '{"nested":{"c":[1,2]},"object":"logs/a \\"1\\".json","size":42}',
+    ]);
+    expect(text.map((line) => JSON.parse(line))).toEqual(objects(lines, { fields }));
+  });
+
+  it('a batch outgrowing its buffer keeps every line', async () => {
+    const lines = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ i, pad: 'é'.repeat(100) }));
+    const text = await printed(lines, { fields });
+    expect(text.map((line) => JSON.parse(line))).toEqual(objects(lines, { fields }));
+  });
+
+  it('without metadata fields, hands the line on unchanged', async () => {
+    expect(await printed(['{"a":1.50,"é":"\\u00e9"}'], { fields: {} })).toEqual(['{"a":1.50,"é":"\\u00e9"}']);
+  });
+
+  it('a data key named like a metadata field: serialized again, the metadata wins, no duplicate key', async () => {
+    const lines = ['{"object":"from data","a":1}', '{"a":"the word \\"object\\" in a value"}'];
+    const text = await printed(lines, { fields });
+    expect(text[0]).toBe('{"object":"logs/a \\"1\\".json","a":1,"size":42}');
+    expect(text.map((line) => JSON.parse(line))).toEqual(objects(lines, { fields }));
+  });
+
+  it('with data-field the event is built and serialized', async () => {
+    const plan = { fields, dataField: 'data' };
+    const text = await printed(['{"a":1}'], plan);
+    expect(text).toEqual(['{"data":{"a":1},"object":"logs/a \\"1\\".json","size":42}']);
+    expect(text.map((line) => JSON.parse(line))).toEqual(objects(['{"a":1}'], plan));
+  });
+
+  it('values, texts and whole events become one JSON line each, in order', () => {
+    const batcher = jsonLines.batcher({ fields: { objectName: 'object' } }, meta);
+    batcher.value([1, 2]);
+    batcher.text('plain text');
+    batcher.event({ name: 'x' });
+    const batch = batcher.take()!;
+    expect(batch.count).toBe(3);
+    expect(Buffer.concat(batch.chunks).toString()).toBe(
+      '{"_raw":[1,2],"object":"logs/a \\"1\\".json"}\n{"_raw":"plain text","object":"logs/a \\"1\\".json"}\n{"name":"x"}\n',
+    );
+    expect(batcher.take()).toBeUndefined();
+  });
+
+  it('joins batches in order and counts their events', () => {
+    const joined = jsonLines.join([
+      { chunks: [Buffer.from('a\n')], count: 1 },
+      { chunks: [Buffer.from('b\n'), Buffer.from('c\n')], count: 2 },
+    ]);
+    expect(Buffer.concat(joined.chunks).toString()).toBe('a\nb\nc\n');
+    expect(joined.count).toBe(3);
+    expect(eventObjects.join([[{ a: 1 }], [{ b: 2 }]])).toEqual([{ a: 1 }, { b: 2 }]);
+  });
+});

@@ -1,0 +1,139 @@
+/**
+ * The two forms a run hands its events on in: event objects (`deliver`), or JSON lines
+ * (`deliverJsonLines`, when the output writes JSON text). A batcher shapes one object's
+ * events into the chosen form; the delivery tracker joins batches up to the batch size.
+ * As JSON lines, an NDJSON line that is one JSON object stays bytes from download to
+ * output: checked by `scanJsonObject`, copied, its metadata fields spliced in before the
+ * closing brace. Any other event is serialized with `JSON.stringify`.
+ *
+ * @example
+ *   const batcher = jsonLines.batcher(plan, meta);
+ *   if (!batcher.lineBytes(bytes, start, end)) batcher.value(JSON.parse(bytes.toString('utf8', start, end)));
+ *   deliverJsonLines(batcher.take()!);
+ */
+import type { JsonLines, RunEvent } from '../../types.ts';
+import { eventShape, metadataEntries, type ShapePlan } from './fields.ts';
+import { NOT_FAST, scanJsonObject } from './json-scan.ts';
+import type { ObjectMeta } from './list.ts';
+
+/** Collects one object's events, shaped, as batches of `B`. */
+export interface EventBatcher<B> {
+  /**
+   * A whole line's bytes (valid UTF-8), taken as they are when this form can (a JSON
+   * object handed on as JSON lines). False when the caller must decode and parse the line.
+   */
+  lineBytes(bytes: Buffer, start: number, end: number): boolean;
+  /** A parsed JSON value (objects merge unless `data-field` is set). */
+  value(value: unknown): void;
+  /** Text or base64 that is not parsed. */
+  text(text: string): void;
+  /** An event made whole elsewhere (the listing event of `list-objects`). */
+  event(event: RunEvent): void;
+  /** The events added since the last `take`; undefined when there are none. */
+  take(): B | undefined;
+}
+
+export interface BatchFormat<B> {
+  batcher(plan: ShapePlan, meta: ObjectMeta): EventBatcher<B>;
+  /** Events in a batch. */
+  size(batch: B): number;
+  /** One batch of several, in order. */
+  join(batches: B[]): B;
+}
+
+export const eventObjects: BatchFormat<RunEvent[]> = {
+  batcher(plan, meta) {
+    const shape = eventShape(plan, meta);
+    let events: RunEvent[] = [];
+    return {
+      lineBytes: () => false,
+      value: (value) => events.push(shape.fromValue(value)),
+      text: (text) => events.push(shape.fromText(text)),
+      event: (event) => events.push(event),
+      take() {
+        if (!events.length) return undefined;
+        const batch = events;
+        events = [];
+        return batch;
+      },
+    };
+  },
+  size: (batch) => batch.length,
+  join: (batches) => (batches.length === 1 ? batches[0]! : batches.flat()),
+};
+
+/** First room of a batch's buffer: about one decompressed chunk of NDJSON with its metadata. */
+const INITIAL_BATCH_BYTES = 128 * 1024;
+
+export const jsonLines: BatchFormat<JsonLines> = {
+  batcher(plan, meta) {
+    const shape = eventShape(plan, meta);
+    const entries = metadataEntries(plan.fields, meta);
+    // `,"object":"logs/a.json"}\n`: what the metadata adds to an object's line, and the
+    // names a line's own keys must not have for it to be spliced (they would appear twice).
+    const suffix = Buffer.from(
+      `${entries.map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v ?? null)}`).join('')}}\n`,
+    );
+    const reserved = entries.map(([k]) => Buffer.from(k));
+    // With `data-field` a line's object is nested, never spliced.
+    const splices = !plan.dataField;
+    let out = Buffer.allocUnsafe(INITIAL_BATCH_BYTES);
+    let length = 0;
+    let count = 0;
+    const room = (bytes: number) => {
+      if (length + bytes <= out.length) return;
+      const grown = Buffer.allocUnsafe(Math.max(out.length * 2, length + bytes));
+      out.copy(grown, 0, 0, length);
+      out = grown;
+    };
+    const add = (event: RunEvent) => {
+      const json = JSON.stringify(event);
+      room(json.length * 3 + 1);
+      length += out.write(json, length);
+      out[length++] = 0x0a;
+      count++;
+    };
+    return {
+      lineBytes(bytes, start, end) {
+        if (!splices) return false;
+        const close = scanJsonObject(bytes, start, end, reserved);
+        if (close === NOT_FAST) return false;
+        room(close - start + suffix.length);
+        length += bytes.copy(out, length, start, close);
+        // `{}`: the first metadata field needs no comma before it.
+        const from = entries.length && isEmptyObject(bytes, start, close) ? 1 : 0;
+        length += suffix.copy(out, length, from);
+        count++;
+        return true;
+      },
+      value: (value) => add(shape.fromValue(value)),
+      text: (text) => add(shape.fromText(text)),
+      event: add,
+      take() {
+        if (!count) return undefined;
+        const batch = { chunks: [out.subarray(0, length)], count };
+        out = Buffer.allocUnsafe(Math.max(INITIAL_BATCH_BYTES, length));
+        length = 0;
+        count = 0;
+        return batch;
+      },
+    };
+  },
+  size: (batch) => batch.count,
+  join(batches) {
+    if (batches.length === 1) return batches[0]!;
+    let count = 0;
+    for (const batch of batches) count += batch.count;
+    return { chunks: batches.flatMap((batch) => batch.chunks), count };
+  },
+};
+
+/** Whether only JSON whitespace stands between an object's `{` and its closing brace at `close`. */
+function isEmptyObject(bytes: Buffer, start: number, close: number): boolean {
+  for (let i = close - 1; i >= start; i--) {
+    const c = bytes[i];
+    if (c === 0x7b) return true;
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return false;
+  }
+  return false;
+}
