@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createPrintOutput } from '../../outputs/print/index.ts';
 import type { RunEvent } from '../../types.ts';
-import { type EventBatcher, eventObjects, jsonLines } from './batches.ts';
+import { type EventBatcher, eventObjects, jsonLines, rowsAsLines } from './batches.ts';
 import type { ShapePlan } from './fields.ts';
 import type { ObjectMeta } from './list.ts';
 
@@ -102,5 +102,62 @@ describe('JSON lines handed on as read', () => {
     expect(Buffer.concat(joined.chunks).toString()).toBe('a\nb\nc\n');
     expect(joined.count).toBe(3);
     expect(eventObjects.join([[{ a: 1 }], [{ b: 2 }]])).toEqual([{ a: 1 }, { b: 2 }]);
+  });
+});
+
+describe('rows of a parquet slice, serialized together', () => {
+  const rows = () => [
+    { id: 1, s: 'a},{"id":2', nested: [{ x: 3 }, { x: 4 }] },
+    { id: 2, s: 'é', nested: [] },
+    { id: 3, s: null, nested: [{ x: '},{"id":' }] },
+  ];
+
+  it('takes the whole slice at once only when every row boundary is found exactly', () => {
+    expect(rowsAsLines(rows(), ['object'], ',"object":"o"}\n')).toBe(
+      '{"id":1,"s":"a},{\\"id\\":2","nested":[{"x":3},{"x":4}],"object":"o"}\n' +
+        '{"id":2,"s":"é","nested":[],"object":"o"}\n{"id":3,"s":null,"nested":[{"x":"},{\\"id\\":"}]',
+    );
+    expect(rowsAsLines([{ id: 1, n: [{ id: 2 }, { id: 3 }] }, { id: 4 }], [], '}\n')).toBeUndefined();
+    expect(rowsAsLines([{ id: 1 }, { id: 2, object: 'data' }], ['object'], '}\n')).toBeUndefined();
+  });
+
+  it.each([
+    ['one stringify for the whole slice', rows()],
+    [
+      'a nested array of objects with the same first key',
+      [
+        { id: 1, n: [{ id: 2 }, { id: 3 }] },
+        { id: 4, n: [] },
+      ],
+    ],
+    ['rows with different first keys', [{ id: 1 }, { other: 2 }, { id: 3 }]],
+    ['a row with a metadata key', [{ id: 1 }, { id: 2, object: 'data' }]],
+    ['a first key that is not a plain name', [{ 'a b': 1 }, { 'a b': 2 }]],
+    ['values that are not objects', [{ id: 1 }, [1, 2], 'x', null]],
+    ['empty objects', [{}, {}]],
+    ['a single row', [{ id: 1 }]],
+  ])('%s: the same lines as one by one', (_, values) => {
+    const plan = { fields: { objectName: 'object', contentLength: 'size' } };
+    const together = jsonLines.batcher(plan, meta);
+    together.values(values);
+    const oneByOne = jsonLines.batcher(plan, meta);
+    for (const value of structuredClone(values)) oneByOne.value(value);
+    const text = (batcher: EventBatcher<{ chunks: Buffer[]; count: number }>) => {
+      const batch = batcher.take()!;
+      return { text: Buffer.concat(batch.chunks).toString(), count: batch.count };
+    };
+    const expected = text(oneByOne);
+    expect(text(together)).toEqual(expected);
+    expect(
+      expected.text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line)),
+    ).toEqual(
+      objects(
+        values.map((value) => JSON.stringify(value)),
+        plan,
+      ),
+    );
   });
 });

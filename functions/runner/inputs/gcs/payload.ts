@@ -48,7 +48,7 @@ export async function* contentEvents<B>(
 ): AsyncGenerator<B> {
   if (content.kind === 'rows') {
     for await (const rows of content.rows) {
-      for (let i = 0; i < rows.length; i++) batcher.value(rows[i]);
+      batcher.values(rows);
       const batch = batcher.take();
       if (batch) yield batch;
     }
