@@ -228,7 +228,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
   const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-parquet-'));
   try {
     const result = await benchParquet({ dir, runs: Number(process.env.BENCH_PARQUET_RUNS ?? 3) });
-    console.log(`\nbench:gcs:parquet (median of ${result.runs.length})\n${format(result)}`);
+    // bench:gcs runs this file in a child process and reads the figures from the last line.
+    if (process.env.BENCH_PARQUET_JSON) console.log(JSON.stringify(result));
+    else console.log(`\nbench:gcs:parquet (median of ${result.runs.length})\n${format(result)}`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

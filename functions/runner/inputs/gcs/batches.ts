@@ -85,6 +85,8 @@ export const jsonLines: BatchFormat<JsonLines> = {
     let out = Buffer.allocUnsafe(INITIAL_BATCH_BYTES);
     let length = 0;
     let count = 0;
+    let viewed: Buffer | undefined;
+    let view: Uint8Array = new Uint8Array(0);
     const room = (bytes: number) => {
       if (length + bytes <= out.length) return;
       const grown = Buffer.allocUnsafe(Math.max(out.length * 2, length + bytes));
@@ -104,7 +106,14 @@ export const jsonLines: BatchFormat<JsonLines> = {
         const close = scanJsonObject(bytes, start, end, reserved);
         if (close === NOT_FAST) return false;
         room(close - start + suffix.length);
-        length += bytes.copy(out, length, start, close);
+        // Through a plain Uint8Array view of the chunk, made once per chunk: Buffer#copy
+        // and Buffer#subarray make a Buffer view of their own on every call.
+        if (bytes !== viewed) {
+          viewed = bytes;
+          view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+        }
+        out.set(view.subarray(start, close), length);
+        length += close - start;
         // `{}`: the first metadata field needs no comma before it.
         const from = entries.length && isEmptyObject(bytes, start, close) ? 1 : 0;
         length += suffix.copy(out, length, from);
