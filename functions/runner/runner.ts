@@ -19,6 +19,7 @@ import {
   type Output,
   type RunReport,
   type WatermarkStore,
+  wasReported,
 } from './types.ts';
 
 export interface RunOptions {
@@ -43,7 +44,9 @@ export async function runJob(definition: JobDefinition, options: RunOptions): Pr
   const report = options.report ?? (() => {});
   const trigger = triggerOf(definition);
   const deliverJsonLines = jsonLinesTo(options.output);
-  const reportError = (err: Error) => report({ type: 'job-errors', payload: { reason: err.message } });
+  const reportError = (err: Error) => {
+    if (!wasReported(err)) report({ type: 'job-errors', payload: { reason: err.message } });
+  };
   try {
     await runOnTrigger(
       trigger,

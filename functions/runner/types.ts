@@ -32,6 +32,21 @@ export function jsonLinesTo(output: Output): ((lines: JsonLines) => Promise<void
   return output.writeJsonLines ? (lines) => output.writeJsonLines!(lines) : undefined;
 }
 
+const reportedErrors = new WeakSet<object>();
+
+/**
+ * Marks an error an input has already reported as `job-errors` (with more detail than its
+ * message), so that the runner, which reports a failed run's error, does not say it twice.
+ */
+export function markReported<T>(err: T): T {
+  if (typeof err === 'object' && err !== null) reportedErrors.add(err);
+  return err;
+}
+
+export function wasReported(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && reportedErrors.has(err);
+}
+
 /** The time range a triggered run covers when the trigger has a `window`. */
 export interface RunWindow {
   start: Date;

@@ -605,14 +605,26 @@ describe.concurrent('sluice job run: retry (gcs, fault injection)', { timeout: T
       );
       const r = await sluice(file, { emulator });
       expect(r.code).toBe(1);
-      // The emulator's 503 answer says `injected fault`.
-      expect(r.errors).toEqual([{ reason: 'injected fault' }]);
+      // The emulator's 503 answer says `injected fault`: reported once, with its status.
+      expect(r.errors).toEqual([
+        { input: 'gcs', bucket, reason: '503: injected fault', status: 503, transient: true },
+      ]);
+      // The run still ends with its counts, marked failed.
+      expect(r.ended).toEqual([expect.objectContaining({ failed: true, list_requests: 1, downloaded: 0 })]);
       expect(r.stderr).toMatch(/^error: job no-retries-\d+ failed: injected fault$/m);
       expect(r.stdout).toBe('');
       expect(emulator.stats()).toMatchObject({ list: 1, download: 0 });
     } finally {
       await emulator.stop();
     }
+  });
+
+  it('a bucket that does not exist: one job-errors report with the 404, a failed end, exit 1', async () => {
+    const file = jobFile(unique('no-bucket'), 'object-names: []', `missing-${Date.now()}`);
+    const r = await sluice(file);
+    expect(r.code).toBe(1);
+    expect(r.errors).toEqual([expect.objectContaining({ status: 404, transient: false })]);
+    expect(r.ended).toEqual([expect.objectContaining({ failed: true, listed: 0 })]);
   });
 
   it('20% of requests answer 503 and retries is 5: every object is read', async () => {

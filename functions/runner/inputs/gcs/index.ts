@@ -13,7 +13,7 @@
  */
 import type { Bucket, Storage } from '@google-cloud/storage';
 import type { GcsInput } from '../../../../shared/job/index.ts';
-import type { Input, RunContext, RunEvent } from '../../types.ts';
+import { type Input, markReported, type RunContext, type RunEvent } from '../../types.ts';
 import { type BatchFormat, eventObjects, jsonLines } from './batches.ts';
 import { storageForCredentials } from './client.ts';
 import { type GcsPlan, planGcsInput } from './config.ts';
@@ -28,7 +28,7 @@ import { rangeReader } from './parquet.ts';
 import { contentEvents } from './payload.ts';
 import { prefetch } from './prefetch.ts';
 import { preprocess } from './preprocess.ts';
-import { isTransient, type RetryPolicy, withRetry } from './retry.ts';
+import { httpStatus, isTransient, type RetryPolicy, withRetry } from './retry.ts';
 import { countSkip, newRunStats, type RunStats } from './stats.ts';
 
 export { planGcsInput } from './config.ts';
@@ -163,7 +163,7 @@ export async function runGcsInput(
       if (ctx.signal.aborted) throw err;
       tracker.fail(object);
       stats.failed_objects++;
-      reportError(meta.name, describeFailure(err), { transient: isTransient(err) });
+      reportError(meta.name, describeFailure(err), failureDetail(err));
     }
   };
 
@@ -199,6 +199,7 @@ export async function runGcsInput(
   // metadata are held at once, however large the bucket.
   const listed = prefetch(candidatePages(plan, bucket, policy, now, ctx, stats, reportError), 1);
   const freshPages = prefetch(mapPages(listed, freshOf), 1);
+  let failure: unknown;
   try {
     for await (const fresh of freshPages) {
       if (plan.mode === 'list-objects') {
@@ -220,18 +221,23 @@ export async function runGcsInput(
     await tracker.flush();
   } catch (err) {
     await pool.drain().catch(() => {});
-    if (!ctx.signal.aborted) throw err;
+    if (!ctx.signal.aborted) failure = err;
   }
   await preparing;
+  // A run that fails as a whole (the listing, the fingerprint store, the output) still
+  // says why, with the HTTP status when there is one, and still ends with its counts.
+  if (failure !== undefined) reportError(undefined, describeFailure(failure), failureDetail(failure));
   const ended = {
     input: 'gcs',
     bucket: plan.bucket,
     ...stats,
     duration_ms: Date.now() - started,
     aborted: ctx.signal.aborted,
+    failed: failure !== undefined,
   };
   ctx.report({ type: 'job-metrics', payload: ended });
   ctx.report({ type: 'job-run-ended', payload: ended });
+  if (failure !== undefined) throw markReported(failure);
   return stats;
 }
 
@@ -255,7 +261,7 @@ async function* candidatePages(
             return toMeta(bucket.name, metadata as Record<string, unknown>);
           } catch (err) {
             if (ctx.signal.aborted) throw err;
-            reportError(name, describeFailure(err));
+            reportError(name, describeFailure(err), failureDetail(err));
             return undefined;
           }
         }),
@@ -293,6 +299,12 @@ async function* countBytes(chunks: AsyncIterable<Buffer>, stats: RunStats): Asyn
     stats.bytes += chunk.length;
     yield chunk;
   }
+}
+
+/** `status` (HTTP) when the failure was an answer, and whether trying again may help. */
+function failureDetail(err: unknown): Record<string, unknown> {
+  const status = httpStatus(err);
+  return { ...(status !== undefined ? { status } : {}), transient: isTransient(err) };
 }
 
 function describeFailure(err: unknown): string {

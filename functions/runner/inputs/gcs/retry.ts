@@ -40,9 +40,9 @@ export function backoff(failures: number, policy: RetryPolicy): Promise<void> {
 
 export function isTransient(err: unknown): boolean {
   if (err instanceof TimeoutError) return true;
-  const e = err as { code?: unknown; status?: unknown; response?: { status?: unknown } } | undefined;
-  const status = Number(e?.code ?? e?.status ?? e?.response?.status);
-  if (Number.isInteger(status) && status >= 100) return status === 408 || status === 429 || status >= 500;
+  const status = httpStatus(err);
+  if (status !== undefined) return status === 408 || status === 429 || status >= 500;
+  const e = err as { code?: unknown } | undefined;
   const code = String(e?.code ?? '');
   if (/^(ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EAI_AGAIN|ENOTFOUND|ERR_STREAM_PREMATURE_CLOSE)$/.test(code))
     return true;
@@ -72,4 +72,11 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** The HTTP status of a failed Cloud Storage request (the client puts it in `code`), if any. */
+export function httpStatus(err: unknown): number | undefined {
+  const e = err as { code?: unknown; status?: unknown; response?: { status?: unknown } } | undefined;
+  const status = Number(e?.code ?? e?.status ?? e?.response?.status);
+  return Number.isInteger(status) && status >= 100 && status < 600 ? status : undefined;
 }
