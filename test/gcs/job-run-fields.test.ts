@@ -6,7 +6,7 @@
  * Field-by-field unit coverage is in gcs-input.test.ts; this file is the end-to-end check.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -389,6 +389,34 @@ describe.concurrent('sluice job run: which objects are read (gcs)', { timeout: T
   });
 });
 
+describe('sluice job run: a large unrestricted listing (gcs)', { timeout: TIMEOUT }, () => {
+  it('object-names: [] over 10,000 objects warns once with large-listing, and lists them all', async () => {
+    // Written to disk for a folder-backed emulator: 10,000 uploads would take a while.
+    const folder = mkdtempSync(join(dir, 'many-'));
+    const bucket = 'many';
+    mkdirSync(join(folder, bucket, 'o'), { recursive: true });
+    for (let i = 0; i < 10_050; i++) writeFileSync(join(folder, bucket, 'o', `${i}.json`), '{}\n');
+    const emulator = await startStorageEmulator({ port: 0, dir: folder });
+    try {
+      const file = jobFile(unique('many'), 'mode: list-objects\nobject-names: []', bucket);
+      const r = await sluice(file, { emulator });
+      expect(r.code).toBe(0);
+      expect(r.events).toHaveLength(10_050);
+      const warnings = r.errors.filter((e) => e.reason === 'large-listing');
+      expect(warnings).toEqual([
+        expect.objectContaining({
+          level: 'warning',
+          bucket,
+          message: expect.stringMatching(/object-names is empty/),
+        }),
+      ]);
+      expect(r.ended).toEqual([expect.objectContaining({ listed: 10_050, list_requests: 11 })]);
+    } finally {
+      await emulator.stop();
+    }
+  });
+});
+
 describe.concurrent('sluice job run: payloads, fields and preprocessors (gcs)', { timeout: TIMEOUT }, () => {
   it('every *-field and data-field on downloaded data; ignore-linebreaks makes each object one event', async () => {
     const pretty = '{\n  "n": 1,\n  "m": [1, 2]\n}\n';
@@ -737,6 +765,57 @@ describe.concurrent('sluice job run: triggers (gcs)', { timeout: TIMEOUT }, () =
       'hourly.hwm': endOfWindow(3),
       'random-offset-ms': String(offset),
     });
+  });
+
+  it('interval with a window start tracked: the first window ends now, and a runner that fell behind catches up from the tracked position', async () => {
+    const now = Date.now();
+    const at = (ms: number) => `t/${new Date(now + ms).toISOString().slice(0, 19)}.json`;
+    const bucket = await bucketWith({
+      [at(-5 * HOUR)]: '{"w":0}\n', // before the position set below: never read
+      [at(-3.5 * HOUR)]: '{"w":1}\n',
+      [at(-2.5 * HOUR)]: '{"w":2}\n',
+      [at(-30 * 60_000)]: '{"w":3}\n', // in the first window of a fresh start
+    });
+    const name = unique('tracked');
+    const file = jobFile(
+      name,
+      `
+      object-names: [t/]
+      timestamp-mode:
+        object-name-pattern: '^t/(?P<Y>\\d{4})-(?P<m>\\d{2})-(?P<d>\\d{2})T(?P<H>\\d{2}):(?P<M>\\d{2}):(?P<S>\\d{2})'
+      trigger:
+        interval:
+          duration: 1h
+          window:
+            size: 1h
+            start:
+              tracked: position
+      `,
+      bucket,
+    );
+    const state = mkdtempSync(join(dir, 'state-'));
+    const position = () => watermarks(state, name).position;
+
+    // Nothing tracked yet: one window, the hour before now.
+    const first = await sluice(file, { stateDir: state, stopWhen: () => position() !== undefined });
+    expect(first.code).toBe(0);
+    expect(first.events).toEqual([{ w: 3 }]);
+    const end = Date.parse(position()!);
+    expect(end).toBeGreaterThanOrEqual(now);
+    expect(end).toBeLessThan(now + 60_000);
+
+    // Four hours behind (as after an outage): the missed windows, one run each, in order.
+    const behind = new Date(end - 4 * HOUR).toISOString();
+    writeFileSync(join(state, `${name}.watermarks.json`), JSON.stringify({ position: behind }));
+    const second = await sluice(file, {
+      stateDir: state,
+      stopWhen: () => position() === new Date(end).toISOString(),
+    });
+    expect(second.code).toBe(0);
+    // w:3's window comes round again too (this job keeps no fingerprints); w:0 lies before.
+    expect(second.events).toEqual([{ w: 1 }, { w: 2 }, { w: 3 }]);
+    expect(second.ended).toHaveLength(4);
+    expect(position()).toBe(new Date(end).toISOString());
   });
 
   it('cron with immediate: true runs at once although the next beat is weeks away, and only once', async () => {
