@@ -12,7 +12,7 @@
  *    the child's peak RSS.
  * 3. Re-scan of 10,000 fingerprinted objects by a fresh process (bench/gcs-rescan-run.ts):
  *    time and Firestore read RPCs.
- * Figures 1, 2, 3 and 5 are the median of BENCH_RUNS (default 3) runs.
+ * Figures 1, 2, 3 and 5 are the median of BENCH_RUNS (default 5) runs.
  * 4. Listing 100,000 logs/YYYY/MM/DD/... objects with a one-day window: list requests.
  * 5. Parquet, 1M rows × 10 columns: input rows/s through `print` vs DuckDB single-threaded
  *    to JSON (bench/gcs-parquet.ts, in a child process).
@@ -39,7 +39,7 @@ import type { ParquetBenchResult } from './gcs-parquet.ts';
 
 const LARGE_MB = Number(process.env.BENCH_LARGE_MB ?? 2048);
 /** Runs of each figure measured in a child process; the median is reported. */
-const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const line = (i: number) =>
   `{"ts":"2026-03-01T12:00:${String(i % 60).padStart(2, '0')}.000Z","level":"info","service":"api-${i % 7}","request_id":"${(i * 2654435761).toString(16)}","status":${200 + (i % 5)},"latency_ms":${i % 997},"path":"/v1/items/${i}","message":"handled request number ${i}"}\n`;
 
