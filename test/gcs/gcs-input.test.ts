@@ -232,6 +232,25 @@ describe('fields', () => {
 });
 
 describe('preprocessors', () => {
+  it('a damaged or truncated gzip object fails alone: reported, not fingerprinted, the others read', async () => {
+    const good = gzipSync(Array.from({ length: 20_000 }, (_, i) => `{"n":${i}}`).join('\n'));
+    await env.put('good.json.gz', good);
+    // Cut in the middle: the stream ends early. Bytes flipped: the data is wrong.
+    await env.put('cut.json.gz', good.subarray(0, Math.floor(good.length / 2)));
+    const flipped = Buffer.from(good);
+    for (let i = 100; i < 200; i++) flipped[i] = flipped[i]! ^ 0xff;
+    await env.put('flipped.json.gz', flipped);
+    const { events, reports, ended } = await env.run({ preprocessors: ['extension'] });
+    const failed = reports
+      .filter((r) => r.type === 'job-errors')
+      .map((r) => r.payload.object)
+      .sort();
+    expect(failed).toEqual(['cut.json.gz', 'flipped.json.gz']);
+    expect(ended).toMatchObject({ failed_objects: 2, failed: false });
+    // Every line of the good object; what the damaged ones gave before failing may come too.
+    expect(new Set(events.map((e) => e.n)).size).toBe(20_000);
+  });
+
   const lines = '{"n":1}\n{"n":2}\n';
 
   it('gzip decompresses, and passes data through that is not gzip', async () => {
