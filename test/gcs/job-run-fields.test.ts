@@ -192,6 +192,8 @@ const TIMEOUT = 120_000;
 const lines = '{"n":1}\n{"n":2}\n';
 const day = (d: Date) => d.toISOString().slice(0, 10).replaceAll('-', '/');
 const HOUR = 3_600_000;
+/** The time in names like `t/2026-03-01T12:00:00.json` (the window tests' objects). */
+const T_NAME_TIME = '^t/(?P<Y>\\d{4})-(?P<m>\\d{2})-(?P<d>\\d{2})T(?P<H>\\d{2}):(?P<M>\\d{2}):(?P<S>\\d{2})';
 
 describe.concurrent('sluice job run: which objects are read (gcs)', { timeout: TIMEOUT }, () => {
   it('list-and-download-objects: names and prefixes, include/exclude on the full name, auto payload, context-interpolated credentials', async () => {
@@ -720,7 +722,7 @@ describe.concurrent('sluice job run: triggers (gcs)', { timeout: TIMEOUT }, () =
       `
       object-names: [t/]
       timestamp-mode:
-        object-name-pattern: '^t/(?P<Y>\\d{4})-(?P<m>\\d{2})-(?P<d>\\d{2})T(?P<H>\\d{2}):(?P<M>\\d{2}):(?P<S>\\d{2})'
+        object-name-pattern: '${T_NAME_TIME}'
       trigger:
         interval:
           duration: 1h
@@ -782,7 +784,7 @@ describe.concurrent('sluice job run: triggers (gcs)', { timeout: TIMEOUT }, () =
       `
       object-names: [t/]
       timestamp-mode:
-        object-name-pattern: '^t/(?P<Y>\\d{4})-(?P<m>\\d{2})-(?P<d>\\d{2})T(?P<H>\\d{2}):(?P<M>\\d{2}):(?P<S>\\d{2})'
+        object-name-pattern: '${T_NAME_TIME}'
       trigger:
         interval:
           duration: 1h
