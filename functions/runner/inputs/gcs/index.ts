@@ -207,7 +207,7 @@ export async function runGcsInput(
           const object = track(meta);
           const batcher = sink.format.batcher(plan, meta);
           batcher.event(listingEvent(plan, meta));
-          await tracker.add(object, batcher.take());
+          await tracker.add(object, batcher.take()!);
           tracker.finish(object);
         }
         continue;
