@@ -157,9 +157,10 @@ const PLAIN_KEY = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 /**
  * The JSON lines of `rows` with `suffix` (the metadata fields, `}` and a line break) in
- * place of each closing brace but the last one's (left to the caller), made with one `JSON.stringify` of the whole array: a call
- * per row costs about a third more time (`npm run bench:gcs:parquet`). Undefined when the
- * rows do not qualify; the caller then serializes them one by one.
+ * place of each closing brace but the last one's (left to the caller), made with one
+ * `JSON.stringify` of the whole array: a call per row cost about a quarter more time
+ * (`npm run bench:gcs:parquet`). Undefined when the rows do not qualify; the caller then
+ * serializes them one by one.
  *
  * The array's text is split where `},{"<first key>":` appears. Every row boundary does,
  * when every row is an object with the same first key. The pattern holds one `}`, so its

@@ -2,21 +2,24 @@
  * Checks that a line's bytes are one JSON object, without building it: the fast path of
  * an NDJSON line handed on as read (with the job's metadata fields spliced in before its
  * closing brace). `JSON.parse` needs the line decoded to a string and builds every key
- * and value, only for them to be thrown away; this walks the bytes once in a flat loop,
- * allocates nothing, and is about three times faster (`npm run bench:gcs`).
+ * and value, only for them to be thrown away; this walks the bytes once in a flat loop and
+ * allocates nothing: about 0.45 µs for a 200-byte line where decoding and `JSON.parse`
+ * take about 1.1 µs.
  *
  * It is never more lenient than `JSON.parse` (RFC 8259): whatever it accepts, `JSON.parse`
  * accepts as an object. The bytes must be valid UTF-8, which the caller checks for a whole
- * chunk of lines at once (`isUtf8`, split.ts) rather than here byte by byte. It refuses some valid lines it
- * leaves to the slow path (`JSON.parse`) to decide: nesting deeper than MAX_SCAN_DEPTH, a
- * top-level key written with escapes, or a top-level key among `reserved`, so that
- * splicing fields in never makes a key appear twice. json-scan.test.ts checks both.
+ * chunk of lines at once (`isUtf8`, split.ts) rather than here byte by byte. It refuses
+ * some valid lines, leaving them to the slow path (`JSON.parse`): nesting deeper than
+ * MAX_SCAN_DEPTH, a top-level key written with escapes, or a top-level key among
+ * `reserved`, so that splicing fields in never makes a key appear twice.
+ * json-scan.test.ts checks both directions.
  *
  * @example
  *   const reserved = [Buffer.from('object')];
  *   scanJsonObject(Buffer.from('{"a":1}'), 0, 7, reserved); // 6: the index of the closing brace
  *   scanJsonObject(Buffer.from('{"a":1'), 0, 6, reserved); // NOT_FAST
  */
+
 /** Returned when the bytes are not a JSON object this scanner vouches for. */
 export const NOT_FAST = -1;
 
