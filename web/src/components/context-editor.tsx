@@ -12,6 +12,7 @@ import type { ContextMap, JsonValue } from '../api.ts';
 import { useApi } from '../lib/use-api.ts';
 import { ErrorMessage } from './error-message.tsx';
 import { KeyValueForm } from './key-value-form.tsx';
+import { EmptyRow, TableHead } from './table.tsx';
 import { ContextEntryCells } from './value.tsx';
 
 interface Props {
@@ -59,24 +60,9 @@ export function ContextEditor({ label, path, merge, replace, onChange }: Props) 
       <ErrorMessage error={map.error} />
       <table aria-labelledby={captionId}>
         <caption id={captionId}>{label}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Key</th>
-            <th scope="col">Type</th>
-            <th scope="col">Value</th>
-            <th scope="col">
-              <span class="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={['Key', 'Type', 'Value']} actions />
         <tbody>
-          {map.data && entries.length === 0 && (
-            <tr>
-              <td colSpan={4} class="empty">
-                No keys yet.
-              </td>
-            </tr>
-          )}
+          {map.data && entries.length === 0 && <EmptyRow span={4}>No keys yet.</EmptyRow>}
           {entries.map(([key, value]) =>
             editing === key ? (
               <tr key={key} data-key={key}>

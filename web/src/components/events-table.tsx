@@ -1,30 +1,16 @@
 /** Events, newest first: time, type, source, job, worker and the payload (expandable JSON). */
 import type { SluiceEvent } from '../lib/use-event-feed.ts';
 import { Link } from '../router.tsx';
+import { EmptyRow, TableHead } from './table.tsx';
 
 export function EventsTable({ events, caption }: { events: SluiceEvent[]; caption: string }) {
   const newestFirst = [...events].reverse();
   return (
     <table class="events">
       <caption>{caption}</caption>
-      <thead>
-        <tr>
-          <th scope="col">Time</th>
-          <th scope="col">Type</th>
-          <th scope="col">Source</th>
-          <th scope="col">Job</th>
-          <th scope="col">Worker</th>
-          <th scope="col">Payload</th>
-        </tr>
-      </thead>
+      <TableHead columns={['Time', 'Type', 'Source', 'Job', 'Worker', 'Payload']} />
       <tbody>
-        {newestFirst.length === 0 && (
-          <tr>
-            <td colSpan={6} class="empty">
-              No events.
-            </td>
-          </tr>
-        )}
+        {newestFirst.length === 0 && <EmptyRow span={6}>No events.</EmptyRow>}
         {newestFirst.map((e) => (
           <tr key={e.id} data-type={e.type}>
             <td>

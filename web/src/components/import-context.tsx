@@ -7,6 +7,7 @@ import { useId, useState } from 'preact/hooks';
 import { api, type ContextMap, type JsonValue } from '../api.ts';
 import { type ContextDiff, diffContext, parseExportFile } from '../lib/context-diff.ts';
 import { ErrorMessage } from './error-message.tsx';
+import { TableHead } from './table.tsx';
 import { ValueView } from './value.tsx';
 
 interface Preview {
@@ -82,14 +83,7 @@ export function ImportContext({ onImported }: { onImported: () => void }) {
           {changes > 0 && (
             <table class="diff">
               <caption class="sr-only">Changes the import makes</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Change</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Now</th>
-                  <th scope="col">After import</th>
-                </tr>
-              </thead>
+              <TableHead columns={['Change', 'Key', 'Now', 'After import']} />
               <tbody>
                 {d.added.map((c) => (
                   <DiffRow key={c.key} change="added" name={c.key} after={c.after} />

@@ -8,6 +8,7 @@ import { type ContextMap, enc, withQuery } from '../api.ts';
 import type { Worker } from '../lib/types.ts';
 import { useApi } from '../lib/use-api.ts';
 import { ErrorMessage } from './error-message.tsx';
+import { TableHead } from './table.tsx';
 import { ContextEntryCells } from './value.tsx';
 
 interface Resolved {
@@ -47,14 +48,7 @@ function ForWorker({ job, worker }: { job: string; worker: string }) {
         <caption>
           Context of {job} on {worker}
         </caption>
-        <thead>
-          <tr>
-            <th scope="col">Key</th>
-            <th scope="col">Type</th>
-            <th scope="col">Value</th>
-            <th scope="col">From</th>
-          </tr>
-        </thead>
+        <TableHead columns={['Key', 'Type', 'Value', 'From']} />
         <tbody>
           {entries.map(([key, value]) => (
             <tr key={key} data-key={key}>

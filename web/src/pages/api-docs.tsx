@@ -5,6 +5,7 @@
  */
 import type { ComponentChildren } from 'preact';
 import { ErrorMessage } from '../components/error-message.tsx';
+import { TableHead } from '../components/table.tsx';
 import { useApi } from '../lib/use-api.ts';
 
 type Schema = {
@@ -130,14 +131,7 @@ function OperationView({ method, path, op }: { method: string; path: string; op:
       {op.parameters && op.parameters.length > 0 && (
         <table>
           <caption>Parameters</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">In</th>
-              <th scope="col">Required</th>
-              <th scope="col">Schema</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Name', 'In', 'Required', 'Schema']} />
           <tbody>
             {op.parameters.map((p) => (
               <tr key={`${p.in}:${p.name}`}>

@@ -9,6 +9,7 @@ import { ContextEditor } from '../components/context-editor.tsx';
 import { ErrorMessage } from '../components/error-message.tsx';
 import { formatTime } from '../components/events-table.tsx';
 import { RenderedView } from '../components/rendered-view.tsx';
+import { TableHead } from '../components/table.tsx';
 import { Tabs } from '../components/tabs.tsx';
 import type { JobSummary, Worker } from '../lib/types.ts';
 import { REFRESH_MS, useApi } from '../lib/use-api.ts';
@@ -113,17 +114,7 @@ function DeployPanel({ job, onChange }: { job: JobSummary; onChange: () => Promi
       {job.deployments.length > 0 ? (
         <table>
           <caption class="sr-only">Deployments of {job.name}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Worker</th>
-              <th scope="col">State</th>
-              <th scope="col">Version</th>
-              <th scope="col">Since</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={['Worker', 'State', 'Version', 'Since']} actions />
           <tbody>
             {job.deployments.map((d) => (
               <tr key={d.worker} data-worker={d.worker}>

@@ -1,6 +1,7 @@
 /** Jobs: state, versions and deployments per worker, each linking to its page. */
 import { ErrorMessage } from '../components/error-message.tsx';
 import { formatTime } from '../components/events-table.tsx';
+import { EmptyRow, TableHead } from '../components/table.tsx';
 import type { JobSummary } from '../lib/types.ts';
 import { REFRESH_MS, useApi } from '../lib/use-api.ts';
 import { Link } from '../router.tsx';
@@ -14,23 +15,12 @@ export function JobsPage() {
       <ErrorMessage error={jobs.error} />
       <table>
         <caption class="sr-only">Jobs</caption>
-        <thead>
-          <tr>
-            <th scope="col">Job</th>
-            <th scope="col">State</th>
-            <th scope="col">Version</th>
-            <th scope="col">Staged</th>
-            <th scope="col">Deployments</th>
-            <th scope="col">Updated</th>
-          </tr>
-        </thead>
+        <TableHead columns={['Job', 'State', 'Version', 'Staged', 'Deployments', 'Updated']} />
         <tbody>
           {jobs.data?.length === 0 && (
-            <tr>
-              <td colSpan={6} class="empty">
-                No jobs yet: <code>sluice job apply FILE</code> saves one.
-              </td>
-            </tr>
+            <EmptyRow span={6}>
+              No jobs yet: <code>sluice job apply FILE</code> saves one.
+            </EmptyRow>
           )}
           {(jobs.data ?? []).map((j) => (
             <tr key={j.name} data-job={j.name}>

@@ -1,6 +1,7 @@
 /** Workers: online/offline state, last heartbeat and deployed jobs, each linking to its page. */
 import { ErrorMessage } from '../components/error-message.tsx';
 import { formatTime } from '../components/events-table.tsx';
+import { TableHead } from '../components/table.tsx';
 import type { Worker } from '../lib/types.ts';
 import { REFRESH_MS, useApi } from '../lib/use-api.ts';
 import { Link } from '../router.tsx';
@@ -13,15 +14,7 @@ export function WorkersPage() {
       <ErrorMessage error={workers.error} />
       <table>
         <caption class="sr-only">Workers</caption>
-        <thead>
-          <tr>
-            <th scope="col">Worker</th>
-            <th scope="col">State</th>
-            <th scope="col">Last heartbeat</th>
-            <th scope="col">Deployed jobs</th>
-            <th scope="col">Labels</th>
-          </tr>
-        </thead>
+        <TableHead columns={['Worker', 'State', 'Last heartbeat', 'Deployed jobs', 'Labels']} />
         <tbody>
           {(workers.data ?? []).map((w) => (
             <tr key={w.id} data-worker={w.id}>
