@@ -16,7 +16,7 @@ const meta: ObjectMeta = { bucket: 'b', name: 'logs/a "1".json', generation: '7'
 /** What `print` writes for `lines` read as JSON lines (the path of a gcs → print job). */
 async function printed(lines: string[], plan: ShapePlan): Promise<string[]> {
   const batcher = jsonLines.batcher(plan, meta);
-  for (const line of lines) add(batcher, line);
+  addAll(batcher, lines);
   const stream = new PassThrough();
   let text = '';
   stream.on('data', (chunk) => {
@@ -29,16 +29,28 @@ async function printed(lines: string[], plan: ShapePlan): Promise<string[]> {
 /** The events of the same lines as objects (what an output without JSON lines receives). */
 function objects(lines: string[], plan: ShapePlan): RunEvent[] {
   const batcher = eventObjects.batcher(plan, meta);
-  for (const line of lines) add(batcher, line);
+  addAll(batcher, lines);
   return batcher.take()!;
 }
 
-/** A line as payload.ts adds it: as its bytes when the batcher takes them, else parsed. */
-function add(batcher: EventBatcher<unknown>, line: string): void {
-  // Inside a larger buffer, as lines are: the batcher must keep to its span.
-  const bytes = Buffer.from(`{"before":1}\n${line}\n{"after":2}`);
-  const start = Buffer.byteLength('{"before":1}\n');
-  if (!batcher.lineBytes(bytes, start, start + Buffer.byteLength(line))) batcher.value(JSON.parse(line));
+/**
+ * Lines as payload.ts adds them, one chunk at a time: as their bytes while the batcher
+ * takes them, each line it stops at parsed, then on from the next.
+ */
+function addAll(batcher: EventBatcher<unknown>, lines: string[]): void {
+  // Inside a larger buffer, as lines are: the batcher must keep to its spans.
+  const bytes = Buffer.from(`{"before":1}\n${lines.join('\n')}\n{"after":2}`);
+  const spans: number[] = [];
+  let at = Buffer.byteLength('{"before":1}\n');
+  for (const line of lines) {
+    spans.push(at, at + Buffer.byteLength(line));
+    at += Buffer.byteLength(line) + 1;
+  }
+  for (let i = 0; i < spans.length; i += 2) {
+    i = batcher.lines(bytes, spans, i);
+    if (i === spans.length) break;
+    batcher.value(JSON.parse(bytes.toString('utf8', spans[i], spans[i + 1])));
+  }
 }
 
 const fields = { objectName: 'object', contentLength: 'size' };

@@ -3,26 +3,30 @@
  * (`deliverJsonLines`, when the output writes JSON text). A batcher shapes one object's
  * events into the chosen form; the delivery tracker joins batches up to the batch size.
  * As JSON lines, an NDJSON line that is one JSON object stays bytes from download to
- * output: checked by `scanJsonObject`, copied, its metadata fields spliced in before the
- * closing brace. Any other event is serialized with `JSON.stringify`.
+ * output: checked and copied, its metadata fields spliced in before the closing brace, a
+ * chunk of lines at a time (`JsonLineSplicer`, WebAssembly). Any other event is serialized
+ * with `JSON.stringify`.
  *
  * @example
  *   const batcher = jsonLines.batcher(plan, meta);
- *   if (!batcher.lineBytes(bytes, start, end)) batcher.value(JSON.parse(bytes.toString('utf8', start, end)));
+ *   const stop = batcher.lines(bytes, spans, 0); // spans[stop], spans[stop + 1]: parse that line
+ *   if (stop < spans.length) batcher.value(JSON.parse(bytes.toString('utf8', spans[stop], spans[stop + 1])));
  *   deliverJsonLines(batcher.take()!);
  */
 import type { JsonLines, RunEvent } from '../../types.ts';
 import { eventShape, metadataEntries, type ShapePlan } from './fields.ts';
-import { NOT_FAST, scanJsonObject } from './json-scan.ts';
+import { JsonLineSplicer } from './json-scan.ts';
 import type { ObjectMeta } from './list.ts';
 
 /** Collects one object's events, shaped, as batches of `B`. */
 export interface EventBatcher<B> {
   /**
-   * A whole line's bytes (valid UTF-8), taken as they are when this form can (a JSON
-   * object handed on as JSON lines). False when the caller must decode and parse the line.
+   * Whole lines' bytes (valid UTF-8), `bytes[spans[2k] .. spans[2k+1])` from span index
+   * `from` on, taken as they are while this form can (JSON objects handed on as JSON
+   * lines). Returns the span index of the first line not taken (`spans.length` when all
+   * were), which the caller must decode and parse.
    */
-  lineBytes(bytes: Buffer, start: number, end: number): boolean;
+  lines(bytes: Buffer, spans: readonly number[], from: number): number;
   /** A parsed JSON value (objects merge unless `data-field` is set). */
   value(value: unknown): void;
   /** Several, in order (the rows of a parquet slice): as many `value` calls, maybe cheaper. */
@@ -48,7 +52,7 @@ export const eventObjects: BatchFormat<RunEvent[]> = {
     const shape = eventShape(plan, meta);
     let events: RunEvent[] = [];
     return {
-      lineBytes: () => false,
+      lines: (_bytes, _spans, from) => from,
       value: (value) => events.push(shape.fromValue(value)),
       values(values) {
         for (let i = 0; i < values.length; i++) events.push(shape.fromValue(values[i]));
@@ -82,11 +86,10 @@ export const jsonLines: BatchFormat<JsonLines> = {
     const reserved = names.map((name) => Buffer.from(name));
     // With `data-field` a line's object is nested, never spliced.
     const splices = !plan.dataField;
+    let splicer: JsonLineSplicer | undefined;
     let out = Buffer.allocUnsafe(INITIAL_BATCH_BYTES);
     let length = 0;
     let count = 0;
-    let viewed: Buffer | undefined;
-    let view: Uint8Array = new Uint8Array(0);
     const room = (bytes: number) => {
       if (length + bytes <= out.length) return;
       const grown = Buffer.allocUnsafe(Math.max(out.length * 2, length + bytes));
@@ -101,24 +104,15 @@ export const jsonLines: BatchFormat<JsonLines> = {
       count++;
     };
     return {
-      lineBytes(bytes, start, end) {
-        if (!splices) return false;
-        const close = scanJsonObject(bytes, start, end, reserved);
-        if (close === NOT_FAST) return false;
-        room(close - start + suffix.length);
-        // Through a plain Uint8Array view of the chunk, made once per chunk: Buffer#copy
-        // and Buffer#subarray make a Buffer view of their own on every call.
-        if (bytes !== viewed) {
-          viewed = bytes;
-          view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
-        }
-        out.set(view.subarray(start, close), length);
-        length += close - start;
-        // `{}`: the first metadata field needs no comma before it.
-        const from = entries.length && isEmptyObject(bytes, start, close) ? 1 : 0;
-        length += suffix.copy(out, length, from);
-        count++;
-        return true;
+      lines(bytes, spans, from) {
+        if (!splices) return from;
+        splicer ??= new JsonLineSplicer(suffix, reserved, entries.length > 0);
+        const { next, output } = splicer.splice(bytes, spans, from);
+        room(output.length);
+        out.set(output, length);
+        length += output.length;
+        count += (next - from) >> 1;
+        return next;
       },
       value: (value) => add(shape.fromValue(value)),
       values(values) {
@@ -195,14 +189,4 @@ export function rowsAsLines(
   if (matches !== rows.length - 1) return undefined;
   // `[{…},{…}]` → `{…<suffix>{…` (no concatenation after: it would copy the whole text again)
   return json.slice(1, -2).replaceAll(boundary, suffix + opening);
-}
-
-/** Whether only JSON whitespace stands between an object's `{` and its closing brace at `close`. */
-function isEmptyObject(bytes: Buffer, start: number, close: number): boolean {
-  for (let i = close - 1; i >= start; i--) {
-    const c = bytes[i];
-    if (c === 0x7b) return true;
-    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return false;
-  }
-  return false;
 }

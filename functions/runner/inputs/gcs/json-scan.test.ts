@@ -183,6 +183,14 @@ describe('scanJsonObject', () => {
     expect(scanJsonObject(bytes, 0, 5, reserved)).toBe(NOT_FAST); // `{"a":` then the rest of the buffer
   });
 
+  it('never reads past its span, though it looks 16 bytes ahead at a time', () => {
+    // Every proper prefix of the line is refused, even where the bytes just after it
+    // (the closing quote, the closing brace) would complete it.
+    const line = Buffer.from('{"message":"a string of more than sixteen bytes","n":[1,2.5e3,true]}');
+    for (let end = 0; end < line.length; end++) expect(scanJsonObject(line, 0, end, reserved)).toBe(NOT_FAST);
+    expect(scanJsonObject(line, 0, line.length, reserved)).toBe(line.length - 1);
+  });
+
   it('agrees with JSON.parse on random lines and random breakages of them', () => {
     const rnd = random(20261123);
     let accepted = 0;

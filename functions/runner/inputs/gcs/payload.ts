@@ -92,10 +92,11 @@ export async function* contentEvents<B>(
     // bytes are text; else decoding turns what is not UTF-8 into U+FFFD first).
     const asBytes = mode !== 'raw' && utf8;
     for (let i = 0; i < spans.length; i += 2) {
-      const start = spans[i]!;
-      const end = spans[i + 1]!;
-      if (asBytes && batcher.lineBytes(bytes, start, end)) continue;
-      const line = bytes.toString('utf8', start, end);
+      if (asBytes) {
+        i = batcher.lines(bytes, spans, i);
+        if (i === spans.length) break;
+      }
+      const line = bytes.toString('utf8', spans[i], spans[i + 1]);
       if (mode === 'raw') batcher.text(line);
       else addText(line, mode, batcher, problem, true);
     }

@@ -1,0 +1,304 @@
+/**
+ * The NDJSON fast path, in AssemblyScript (compiled to WebAssembly with SIMD by
+ * `npm run build:wasm`; the JavaScript side is ../json-scan.ts). It checks that a line's
+ * bytes are one JSON object, without building it, and copies each such line to the output
+ * with the job's metadata fields spliced in before its closing brace.
+ *
+ * Why WebAssembly: this loop runs over every byte of every line. Written in TypeScript it
+ * was the largest cost of reading gzip NDJSON (about 0.45 µs for a 200-byte line, plus a
+ * few native calls per line to copy it); here a chunk's lines cost one call, strings are
+ * skipped 16 bytes at a time, and the copies are `memory.copy` (`npm run bench:gcs`,
+ * figures in docs/inputs/gcs.md).
+ *
+ * It is never more lenient than `JSON.parse` (RFC 8259): whatever it accepts, `JSON.parse`
+ * accepts as an object. The bytes must be valid UTF-8, which the caller checks for a whole
+ * chunk at once. It refuses some valid lines, leaving them to the slow path: nesting
+ * deeper than MAX_DEPTH, a top-level key written with escapes, or a top-level key among
+ * the reserved names, so that splicing never makes a key appear twice.
+ * ../json-scan.test.ts checks both directions, with a seeded fuzz.
+ *
+ * Memory is laid out by the caller; nothing here allocates. A reserved-name table is
+ * `count` pairs of u32 (address, length). SIMD loads may read up to 15 bytes past a line's
+ * end, so the caller leaves that much memory after its input.
+ */
+
+/** Deepest nesting scanned; deeper lines take the slow path (json-scan.ts MAX_SCAN_DEPTH). */
+const MAX_DEPTH: i32 = 256;
+
+/** Whether each open container is an object (1) or an array (0). */
+const containers = memory.data(MAX_DEPTH);
+
+/** Where the caller's memory may start: after this module's own data. */
+export function heapBase(): usize {
+  return __heap_base;
+}
+
+let written: usize = 0;
+
+/** The end of what the last `spliceLines` wrote. */
+export function outputEnd(): usize {
+  return written;
+}
+
+/**
+ * Copies lines to `out` while each is a JSON object this scanner vouches for: the line up
+ * to its closing brace, then `suffix` (`,"field":value…}\n`). For `{}` the suffix's first
+ * byte (its comma) is left out when `skipsComma` is set. `spans` holds `count` pairs of
+ * u32 (start, end). Returns how many lines were copied; the first line not copied must
+ * take the slow path. `outputEnd()` tells where the output ends.
+ */
+export function spliceLines(
+  spans: usize,
+  count: i32,
+  out: usize,
+  suffix: usize,
+  suffixLength: usize,
+  skipsComma: bool,
+  reserved: usize,
+  reservedCount: i32,
+): i32 {
+  let o = out;
+  for (let k = 0; k < count; k++) {
+    const start = <usize>load<u32>(spans + (<usize>k << 3));
+    const end = <usize>load<u32>(spans + (<usize>k << 3) + 4);
+    const after = scanObject(start, end, reserved, reservedCount);
+    if (after == 0) {
+      written = o;
+      return k;
+    }
+    const close = after - 1;
+    memory.copy(o, start, close - start);
+    o += close - start;
+    const from: usize = skipsComma && isEmptyObject(start, close) ? 1 : 0;
+    memory.copy(o, suffix + from, suffixLength - from);
+    o += suffixLength - from;
+  }
+  written = o;
+  return count;
+}
+
+/**
+ * Just past the closing `}` when `[start, end)` is exactly one JSON object (surrounding
+ * JSON whitespace allowed) none of whose top-level keys is reserved; 0 otherwise.
+ */
+export function scanObject(start: usize, end: usize, reserved: usize, reservedCount: i32): usize {
+  const n = end;
+  let i = skipSpace(start, n);
+  if (i >= n || load<u8>(i) != OPEN_OBJECT) return 0;
+  let depth: i32 = 0;
+  // At the top of the loop a value starts at `i` (whitespace already skipped); each pass
+  // reads one value, then the punctuation after it up to the start of the next value.
+  for (;;) {
+    let c: u32 = i < n ? load<u8>(i) : 0;
+    if (c == QUOTE) {
+      i = skipString(i + 1, n);
+      if (i == 0) return 0;
+    } else if (c == OPEN_OBJECT || c == OPEN_ARRAY) {
+      if (depth == MAX_DEPTH) return 0;
+      const isObject = c == OPEN_OBJECT;
+      store<u8>(containers + depth, isObject ? 1 : 0);
+      depth++;
+      i = skipSpace(i + 1, n);
+      if (i < n && load<u8>(i) == (isObject ? CLOSE_OBJECT : CLOSE_ARRAY)) {
+        depth--;
+        i++;
+      } else {
+        if (isObject) {
+          i = skipKey(i, n, depth == 1 ? reserved : 0, reservedCount);
+          if (i == 0) return 0;
+        }
+        continue;
+      }
+    } else if (c == MINUS || c - ZERO < 10) {
+      i = skipNumber(i, n);
+      if (i == 0) return 0;
+    } else if (c == 0x74 /* t */) {
+      if (i + 4 > n || load<u32>(i) != TRUE) return 0;
+      i += 4;
+    } else if (c == 0x66 /* f */) {
+      if (i + 5 > n || load<u32>(i + 1) != ALSE) return 0;
+      i += 5;
+    } else if (c == 0x6e /* n */) {
+      if (i + 4 > n || load<u32>(i) != NULL) return 0;
+      i += 4;
+    } else {
+      return 0;
+    }
+    // After a value: `,` (then the next member or element), or the close of its container.
+    for (;;) {
+      if (depth == 0) return skipSpace(i, n) == n ? i : 0;
+      i = skipSpace(i, n);
+      if (i >= n) return 0;
+      c = load<u8>(i);
+      const inObject = load<u8>(containers + depth - 1) == 1;
+      if (c == COMMA) {
+        i = skipSpace(i + 1, n);
+        if (inObject) {
+          i = skipKey(i, n, depth == 1 ? reserved : 0, reservedCount);
+          if (i == 0) return 0;
+        }
+        break;
+      }
+      if (c != (inObject ? CLOSE_OBJECT : CLOSE_ARRAY)) return 0;
+      depth--;
+      i++;
+    }
+  }
+  return 0;
+}
+
+const OPEN_OBJECT: u32 = 0x7b; // {
+const CLOSE_OBJECT: u32 = 0x7d; // }
+const OPEN_ARRAY: u32 = 0x5b; // [
+const CLOSE_ARRAY: u32 = 0x5d; // ]
+const QUOTE: u32 = 0x22; // "
+const BACKSLASH: u32 = 0x5c; // \
+const COLON: u32 = 0x3a; // :
+const COMMA: u32 = 0x2c; // ,
+const MINUS: u32 = 0x2d; // -
+const PLUS: u32 = 0x2b; // +
+const DOT: u32 = 0x2e; // .
+const ZERO: u32 = 0x30;
+// The literals' bytes read as little-endian u32 (`alse` is `false` after its `f`).
+const TRUE: u32 = 0x65757274;
+const ALSE: u32 = 0x65736c61;
+const NULL: u32 = 0x6c6c756e;
+
+// @ts-ignore: decorator
+@inline
+function isSpace(c: u32): bool {
+  return c == 0x20 || c == 0x0a || c == 0x0d || c == 0x09;
+}
+
+// @ts-ignore: decorator
+@inline
+function skipSpace(i: usize, n: usize): usize {
+  while (i < n && isSpace(load<u8>(i))) i++;
+  return i;
+}
+
+/** Whether only JSON whitespace stands between an object's `{` and its closing brace. */
+function isEmptyObject(start: usize, close: usize): bool {
+  let i = close;
+  while (i > start) {
+    const c: u32 = load<u8>(--i);
+    if (c == OPEN_OBJECT) return true;
+    if (!isSpace(c)) return false;
+  }
+  return false;
+}
+
+/**
+ * `i` is just past the opening quote; returns the index just past the closing one, or 0.
+ * Sixteen bytes at a time until one is a quote, a backslash or a control character (which
+ * JSON does not allow raw in a string).
+ */
+function skipString(i: usize, n: usize): usize {
+  const quotes = i8x16.splat(<i8>QUOTE);
+  const backslashes = i8x16.splat(<i8>BACKSLASH);
+  const controls = i8x16.splat(0x20);
+  while (i < n) {
+    const v = v128.load(i);
+    const special = v128.or(
+      v128.or(i8x16.eq(v, quotes), i8x16.eq(v, backslashes)),
+      i8x16.lt_u(v, controls),
+    );
+    const bits = i8x16.bitmask(special);
+    if (bits == 0) {
+      i += 16;
+      continue;
+    }
+    i += <usize>ctz<i32>(bits);
+    if (i >= n) return 0;
+    const c: u32 = load<u8>(i++);
+    if (c == QUOTE) return i;
+    if (c != BACKSLASH) return 0;
+    i = skipEscape(i, n);
+    if (i == 0) return 0;
+  }
+  return 0;
+}
+
+/** `i` is just past a backslash; the index after the escape, or 0 when JSON has no such escape. */
+function skipEscape(i: usize, n: usize): usize {
+  if (i >= n) return 0;
+  const e: u32 = load<u8>(i++);
+  if (e == 0x75 /* u */) {
+    if (i + 4 > n) return 0;
+    for (let k: usize = 0; k < 4; k++) if (!isHex(load<u8>(i + k))) return 0;
+    return i + 4;
+  }
+  const known =
+    e == QUOTE ||
+    e == BACKSLASH ||
+    e == 0x2f /* / */ ||
+    e == 0x62 /* b */ ||
+    e == 0x66 /* f */ ||
+    e == 0x6e /* n */ ||
+    e == 0x72 /* r */ ||
+    e == 0x74; /* t */
+  return known ? i : 0;
+}
+
+// @ts-ignore: decorator
+@inline
+function isHex(c: u32): bool {
+  return c - ZERO < 10 || (c | 0x20) - 0x61 < 6;
+}
+
+/**
+ * A member's key and colon; the index where its value starts, or 0. A key of the top-level
+ * object (`reserved` not 0) must be written without escapes and must not be reserved.
+ */
+function skipKey(i: usize, n: usize, reserved: usize, reservedCount: i32): usize {
+  if (i >= n || load<u8>(i) != QUOTE) return 0;
+  const keyStart = i + 1;
+  const after = skipString(keyStart, n);
+  if (after == 0) return 0;
+  if (reserved != 0) {
+    const keyEnd = after - 1;
+    for (let k = keyStart; k < keyEnd; k++) if (load<u8>(k) == BACKSLASH) return 0;
+    const length = keyEnd - keyStart;
+    for (let r = 0; r < reservedCount; r++) {
+      const entry = reserved + (<usize>r << 3);
+      if (<usize>load<u32>(entry + 4) == length && memory.compare(keyStart, <usize>load<u32>(entry), length) == 0)
+        return 0;
+    }
+  }
+  i = skipSpace(after, n);
+  if (i >= n || load<u8>(i) != COLON) return 0;
+  return skipSpace(i + 1, n);
+}
+
+/** -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? from `i`; the index after it, or 0. */
+function skipNumber(i: usize, n: usize): usize {
+  if (load<u8>(i) == MINUS) i++;
+  if (i >= n) return 0;
+  let c: u32 = load<u8>(i);
+  if (c == ZERO) i++;
+  else if (c - ZERO - 1 < 9) i = skipDigits(i + 1, n);
+  else return 0;
+  if (i < n && load<u8>(i) == DOT) {
+    const after = skipDigits(i + 1, n);
+    if (after == i + 1) return 0;
+    i = after;
+  }
+  if (i < n) {
+    c = load<u8>(i);
+    if (c == 0x65 /* e */ || c == 0x45 /* E */) {
+      i++;
+      if (i < n && (load<u8>(i) == PLUS || load<u8>(i) == MINUS)) i++;
+      const after = skipDigits(i, n);
+      if (after == i) return 0;
+      i = after;
+    }
+  }
+  return i;
+}
+
+// @ts-ignore: decorator
+@inline
+function skipDigits(i: usize, n: usize): usize {
+  while (i < n && <u32>load<u8>(i) - ZERO < 10) i++;
+  return i;
+}
