@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createPrintOutput } from '../../outputs/print/index.ts';
 import type { RunEvent } from '../../types.ts';
-import { type EventBatcher, eventObjects, jsonLines, rowsAsLines } from './batches.ts';
+import { type EventBatcher, eventObjects, jsonLines } from './batches.ts';
 import type { ShapePlan } from './fields.ts';
 import type { ObjectMeta } from './list.ts';
 
@@ -118,19 +118,24 @@ describe('JSON lines handed on as read', () => {
 });
 
 describe('rows of a parquet slice, serialized together', () => {
+  const deep = (levels: number): unknown => (levels === 0 ? 1 : { d: deep(levels - 1) });
+
   const rows = () => [
     { id: 1, s: 'a},{"id":2', nested: [{ x: 3 }, { x: 4 }] },
     { id: 2, s: 'é', nested: [] },
     { id: 3, s: null, nested: [{ x: '},{"id":' }] },
   ];
 
-  it('takes the whole slice at once only when every row boundary is found exactly', () => {
-    expect(rowsAsLines(rows(), ['object'], ',"object":"o"}\n')).toBe(
-      '{"id":1,"s":"a},{\\"id\\":2","nested":[{"x":3},{"x":4}],"object":"o"}\n' +
-        '{"id":2,"s":"é","nested":[],"object":"o"}\n{"id":3,"s":null,"nested":[{"x":"},{\\"id\\":"}]',
+  it('splits the slice into one line per row, metadata spliced in, whatever the strings hold', () => {
+    const batcher = jsonLines.batcher({ fields: { objectName: 'object' } }, meta);
+    batcher.values(rows());
+    const batch = batcher.take()!;
+    expect(batch.count).toBe(3);
+    const object = '"object":"logs/a \\"1\\".json"';
+    expect(Buffer.concat(batch.chunks).toString()).toBe(
+      `{"id":1,"s":"a},{\\"id\\":2","nested":[{"x":3},{"x":4}],${object}}\n` +
+        `{"id":2,"s":"é","nested":[],${object}}\n{"id":3,"s":null,"nested":[{"x":"},{\\"id\\":"}],${object}}\n`,
     );
-    expect(rowsAsLines([{ id: 1, n: [{ id: 2 }, { id: 3 }] }, { id: 4 }], [], '}\n')).toBeUndefined();
-    expect(rowsAsLines([{ id: 1 }, { id: 2, object: 'data' }], ['object'], '}\n')).toBeUndefined();
   });
 
   it.each([
@@ -143,7 +148,8 @@ describe('rows of a parquet slice, serialized together', () => {
       ],
     ],
     ['rows with different first keys', [{ id: 1 }, { other: 2 }, { id: 3 }]],
-    ['a row with a metadata key', [{ id: 1 }, { id: 2, object: 'data' }]],
+    ['a row with a metadata key', [{ id: 1 }, { id: 2, object: 'data' }, { id: 3 }]],
+    ['a row nested deeper than the scanner goes', [{ id: 1 }, { id: 2, deep: deep(300) }, { id: 3 }]],
     ['a first key that is not a plain name', [{ 'a b': 1 }, { 'a b': 2 }]],
     ['values that are not objects', [{ id: 1 }, [1, 2], 'x', null]],
     ['empty objects', [{}, {}]],

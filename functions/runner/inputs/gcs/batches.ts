@@ -80,13 +80,17 @@ export const jsonLines: BatchFormat<JsonLines> = {
     const entries = metadataEntries(plan.fields, meta);
     // `,"object":"logs/a.json"}\n`: what the metadata adds to an object's line, and the
     // names a line's own keys must not have for it to be spliced (they would appear twice).
-    const suffixText = `${entries.map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v ?? null)}`).join('')}}\n`;
-    const suffix = Buffer.from(suffixText);
-    const names = entries.map(([k]) => k);
-    const reserved = names.map((name) => Buffer.from(name));
+    const suffix = Buffer.from(
+      `${entries.map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v ?? null)}`).join('')}}\n`,
+    );
+    const reserved = entries.map(([name]) => Buffer.from(name));
     // With `data-field` a line's object is nested, never spliced.
     const splices = !plan.dataField;
-    let splicer: JsonLineSplicer | undefined;
+    let made: JsonLineSplicer | undefined;
+    const splicer = () => {
+      made ??= new JsonLineSplicer(suffix, reserved, entries.length > 0);
+      return made;
+    };
     let out = Buffer.allocUnsafe(INITIAL_BATCH_BYTES);
     let length = 0;
     let count = 0;
@@ -95,6 +99,13 @@ export const jsonLines: BatchFormat<JsonLines> = {
       const grown = Buffer.allocUnsafe(Math.max(out.length * 2, length + bytes));
       out.copy(grown, 0, 0, length);
       out = grown;
+    };
+    /** Lines the splicer made. */
+    const take = (lines: Uint8Array, events: number) => {
+      room(lines.length);
+      out.set(lines, length);
+      length += lines.length;
+      count += events;
     };
     const add = (event: RunEvent) => {
       const json = JSON.stringify(event);
@@ -106,25 +117,21 @@ export const jsonLines: BatchFormat<JsonLines> = {
     return {
       lines(bytes, spans, from) {
         if (!splices) return from;
-        splicer ??= new JsonLineSplicer(suffix, reserved, entries.length > 0);
-        const { next, output } = splicer.splice(bytes, spans, from);
-        room(output.length);
-        out.set(output, length);
-        length += output.length;
-        count += (next - from) >> 1;
+        const { next, output } = splicer().splice(bytes, spans, from);
+        take(output, (next - from) >> 1);
         return next;
       },
       value: (value) => add(shape.fromValue(value)),
       values(values) {
-        const text = splices ? rowsAsLines(values, names, suffixText) : undefined;
-        if (text === undefined) {
-          for (let i = 0; i < values.length; i++) add(shape.fromValue(values[i]));
-          return;
+        let from = 0;
+        if (splices) {
+          // One JSON.stringify for the slice, split into lines by the splicer: a call per
+          // row cost about a third more (`npm run bench:gcs:parquet`).
+          const spliced = splicer().spliceArray(JSON.stringify(values), values.length);
+          take(spliced.output, spliced.taken);
+          from = spliced.taken;
         }
-        room(text.length * 3 + suffix.length);
-        length += out.write(text, length);
-        length += suffix.copy(out, length);
-        count += values.length;
+        for (let i = from; i < values.length; i++) add(shape.fromValue(values[i]));
       },
       text: (text) => add(shape.fromText(text)),
       event: add,
@@ -146,47 +153,3 @@ export const jsonLines: BatchFormat<JsonLines> = {
     return { chunks: batches.flatMap((batch) => batch.chunks), count };
   },
 };
-
-const PLAIN_KEY = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-
-/**
- * The JSON lines of `rows` with `suffix` (the metadata fields, `}` and a line break) in
- * place of each closing brace but the last one's (left to the caller), made with one
- * `JSON.stringify` of the whole array: a call per row cost about a quarter more time
- * (`npm run bench:gcs:parquet`). Undefined when the rows do not qualify; the caller then
- * serializes them one by one.
- *
- * The array's text is split where `},{"<first key>":` appears. Every row boundary does,
- * when every row is an object with the same first key. The pattern holds one `}`, so its
- * matches never overlap, and matching exactly once per boundary proves that no value
- * inside a row (a nested object in an array) matched instead. Rows holding a key of
- * `reserved` (a metadata field) do not qualify: the metadata must replace that key.
- */
-export function rowsAsLines(
-  rows: readonly unknown[],
-  reserved: readonly string[],
-  suffix: string,
-): string | undefined {
-  if (rows.length < 2) return undefined;
-  let first: string | undefined;
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r];
-    if (row === null || typeof row !== 'object' || Array.isArray(row)) return undefined;
-    let key: string | undefined;
-    for (key in row) break;
-    if (r === 0) {
-      if (key === undefined || !PLAIN_KEY.test(key)) return undefined;
-      first = key;
-    } else if (key !== first) return undefined;
-    for (let n = 0; n < reserved.length; n++) if (Object.hasOwn(row, reserved[n]!)) return undefined;
-  }
-  const json = JSON.stringify(rows);
-  const opening = `{"${first}":`;
-  const boundary = `},${opening}`;
-  let matches = 0;
-  for (let at = json.indexOf(boundary); at !== -1; at = json.indexOf(boundary, at + boundary.length))
-    matches++;
-  if (matches !== rows.length - 1) return undefined;
-  // `[{…},{…}]` → `{…<suffix>{…` (no concatenation after: it would copy the whole text again)
-  return json.slice(1, -2).replaceAll(boundary, suffix + opening);
-}

@@ -5,7 +5,7 @@
  * path would quietly be lost.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_SCAN_DEPTH, NOT_FAST, scanJsonObject } from './json-scan.ts';
+import { JsonLineSplicer, MAX_SCAN_DEPTH, NOT_FAST, scanJsonObject } from './json-scan.ts';
 
 const reserved = [Buffer.from('object'), Buffer.from('size')];
 
@@ -231,5 +231,44 @@ describe('scanJsonObject', () => {
       }
     }
     expect(accepted).toBeGreaterThan(3000);
+  });
+});
+
+describe('JsonLineSplicer.spliceArray', () => {
+  const suffix = ',"object":"o"}\n';
+  const splicer = new JsonLineSplicer(Buffer.from(suffix), reserved, true);
+
+  /** The line the slow path writes for a row that may be spliced: its JSON, then the metadata. */
+  const line = (row: object) => {
+    const json = JSON.stringify(row);
+    return json === '{}' ? `{${suffix.slice(1)}` : json.slice(0, -1) + suffix;
+  };
+
+  /** Rows may be spliced up to the first that is not an object or has a reserved or escaped top-level key. */
+  const spliceable = (row: unknown) =>
+    row !== null &&
+    typeof row === 'object' &&
+    !Array.isArray(row) &&
+    Object.keys(row).every((key) => key !== 'object' && key !== 'size' && JSON.stringify(key) === `"${key}"`);
+
+  it('gives one line per row of random slices, and stops at the first row it must leave to JSON.stringify', () => {
+    const rnd = random(20261124);
+    let rows = 0;
+    for (let n = 0; n < 1500; n++) {
+      const slice = Array.from({ length: 1 + Math.floor(rnd() * 6) }, () =>
+        rnd() < 0.05 ? generate(rnd, 4) : object(rnd, 0, rnd() < 0.1),
+      );
+      const { taken, output } = splicer.spliceArray(JSON.stringify(slice), slice.length);
+      const expected = slice.findIndex((row) => !spliceable(row));
+      expect(taken, JSON.stringify(slice)).toBe(expected === -1 ? slice.length : expected);
+      expect(Buffer.from(output).toString()).toBe(
+        slice
+          .slice(0, taken)
+          .map((row) => line(row as object))
+          .join(''),
+      );
+      rows += taken;
+    }
+    expect(rows).toBeGreaterThan(3000);
   });
 });

@@ -1,7 +1,7 @@
 /**
- * The NDJSON fast path: lines whose bytes are one JSON object go on as they were read,
+ * The JSON-lines fast path: lines whose bytes are one JSON object go on as they were read,
  * with the job's metadata fields spliced in before their closing brace, never decoded or
- * parsed. The checking and copying run in WebAssembly (assembly/json-lines.ts, which says
+ * parsed; the rows of a parquet slice, serialized together, are split into such lines. The checking and copying run in WebAssembly (assembly/json-lines.ts, which says
  * why and what it vouches for); this module loads it once and lays its memory out:
  *
  *   [module data][reserved-name table, names, suffix][spans][input lines, 16 spare][output]
@@ -12,6 +12,7 @@
  * @example
  *   const splicer = new JsonLineSplicer(Buffer.from(',"object":"a.json"}\n'), [Buffer.from('object')], true);
  *   const { next, output } = splicer.splice(chunk, spans, 0); // output: a view, copy it before the next call
+ *   const { taken } = splicer.spliceArray(JSON.stringify(rows), rows.length);
  *   scanJsonObject(Buffer.from('{"a":1}'), 0, 7, []); // 6: the index of the closing brace
  */
 import { JSON_LINES_WASM } from './json-lines.wasm.ts';
@@ -36,6 +37,16 @@ interface JsonLinesExports {
     reserved: number,
     reservedCount: number,
   ): number;
+  spliceArray(
+    start: number,
+    end: number,
+    out: number,
+    suffix: number,
+    suffixLength: number,
+    skipsComma: number,
+    reserved: number,
+    reservedCount: number,
+  ): number;
   scanObject(start: number, end: number, reserved: number, reservedCount: number): number;
 }
 
@@ -45,7 +56,7 @@ const PAGE = 64 * 1024;
 const NOTHING = new Uint8Array(0);
 
 let wasm: JsonLinesExports | undefined;
-let heap = new Uint8Array(0);
+let heap = Buffer.alloc(0);
 let words = new Uint32Array(0);
 
 function exports(): JsonLinesExports {
@@ -54,12 +65,12 @@ function exports(): JsonLinesExports {
   return wasm;
 }
 
-/** The module's memory, at least `size` bytes of it, as bytes and as u32 words. */
-function memoryOf(size: number): { heap: Uint8Array; words: Uint32Array } {
+/** The module's memory, at least `size` bytes of it, as bytes (a Buffer, to write text) and as u32 words. */
+function memoryOf(size: number): { heap: Buffer; words: Uint32Array } {
   const { memory } = exports();
   if (memory.buffer.byteLength < size) memory.grow(Math.ceil((size - memory.buffer.byteLength) / PAGE));
   if (heap.buffer !== memory.buffer) {
-    heap = new Uint8Array(memory.buffer);
+    heap = Buffer.from(memory.buffer);
     words = new Uint32Array(memory.buffer);
   }
   return { heap, words };
@@ -138,6 +149,32 @@ export class JsonLineSplicer {
       this.#reservedCount,
     );
     return { next: from + taken * 2, output: heap.subarray(outAt, outputEnd()) };
+  }
+
+  /**
+   * The objects of `arrayJson` (a JSON array of `elements` values, as `JSON.stringify`
+   * writes it) as lines, spliced, up to the first element that is not an object the fast
+   * path vouches for. `taken` is how many were; `output` is a view of the module's memory,
+   * valid until the next call.
+   */
+  spliceArray(arrayJson: string, elements: number): { taken: number; output: Uint8Array } {
+    const { base, image, suffixAt, end: inputAt } = this.#config;
+    // UTF-8 takes at most 3 bytes per UTF-16 unit; the output adds a suffix per element.
+    const outAt = align8(inputAt + arrayJson.length * 3 + OVERREAD);
+    const { heap } = memoryOf(outAt + arrayJson.length * 3 + elements * this.#suffixLength);
+    heap.set(image, base);
+    const inputLength = heap.write(arrayJson, inputAt);
+    const taken = exports().spliceArray(
+      inputAt,
+      inputAt + inputLength,
+      outAt,
+      suffixAt,
+      this.#suffixLength,
+      this.#skipsComma,
+      base,
+      this.#reservedCount,
+    );
+    return { taken, output: heap.subarray(outAt, exports().outputEnd()) };
   }
 }
 
