@@ -15,8 +15,8 @@ async function rowsOf(bytes: Buffer): Promise<{ rows: Record<string, unknown>[];
   const rows: Record<string, unknown>[] = [];
   const slices: number[] = [];
   for await (const slice of parquetRows(bufferReader(bytes))) {
-    slices.push(slice.length);
-    rows.push(...slice);
+    slices.push(slice.count);
+    rows.push(...slice.rows());
   }
   return { rows, slices };
 }
@@ -175,7 +175,7 @@ describe('parquet to JSON rows', () => {
     await expect(
       (async () => {
         for await (const slice of parquetRows(bufferReader(bytes))) {
-          rows += slice.length;
+          rows += slice.count;
           await new Promise((resolve) => setTimeout(resolve, 5)); // a slow output
         }
       })(),

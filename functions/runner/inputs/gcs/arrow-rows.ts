@@ -11,14 +11,14 @@
  *
  * @example
  *   const arrow = await import('apache-arrow');
- *   for (const batch of arrow.tableFromIPC(ipc).batches) deliver(batchRows(arrow, batch, 0, batch.numRows));
+ *   for (const batch of arrow.tableFromIPC(ipc).batches) deliver(batchRows(arrow, batch, 0, batch.numRows).rows());
  */
 import { isAscii } from 'node:buffer';
 import type { Data, RecordBatch } from 'apache-arrow';
 
 type Arrow = typeof import('apache-arrow');
 type Row = Record<string, unknown>;
-type Values = ArrayLike<unknown>;
+export type Values = ArrayLike<unknown>;
 /** Arrow's data as it is at run time; the library's types are generic over every type. */
 // biome-ignore lint/suspicious/noExplicitAny: one shape for all Arrow types; each case reads its own buffers
 type AnyData = Data<any>;
@@ -30,6 +30,26 @@ const SAFE_HIGH_WORD = 2 ** 21;
 /** Per top-level column, a conversion of each non-null value after Arrow's (see parquet-logical.ts). */
 export type ColumnFixes = ReadonlyMap<string, (value: unknown) => unknown>;
 
+/**
+ * Rows held column by column, as converted: `columns[c][i]` is the value of `names[c]` in
+ * row `i`. JSON lines can be written from the columns without building the rows
+ * (batches.ts); `rows()` builds them, once, for everything else.
+ */
+export class RowSlice {
+  #rows: Row[] | undefined;
+
+  constructor(
+    readonly names: readonly string[],
+    readonly columns: readonly Values[],
+    readonly count: number,
+  ) {}
+
+  rows(): Row[] {
+    this.#rows ??= objects(this.names, this.columns, this.count);
+    return this.#rows;
+  }
+}
+
 /** Rows `start` to `end` (exclusive) of `batch`. */
 export function batchRows(
   arrow: Arrow,
@@ -37,14 +57,14 @@ export function batchRows(
   start: number,
   end: number,
   fixes: ColumnFixes = new Map(),
-): Row[] {
+): RowSlice {
   const fields = batch.schema.fields.map((field) => field.name);
   const columns = batch.data.children.map((data, c) => {
     const values = columnValues(arrow, data, start, end);
     const fix = fixes.get(fields[c]!);
     return fix ? mapValues(values, 0, end - start, (value) => (value === null ? null : fix(value))) : values;
   });
-  return objects(fields, columns, end - start);
+  return new RowSlice(fields, columns, end - start);
 }
 
 /** The values of rows `start` to `end` of one column, converted for JSON (null where null). */
@@ -324,14 +344,14 @@ function mapValues(values: Values, start: number, end: number, map: (value: unkn
 }
 
 /** `count` objects whose fields are `names`, the values taken from `columns` (one per name). */
-function objects(names: string[], columns: Values[], count: number): Row[] {
+function objects(names: readonly string[], columns: readonly Values[], count: number): Row[] {
   const make = rowMaker(names);
   const out = new Array<Row>(count);
   for (let i = 0; i < count; i++) out[i] = make(columns, i);
   return out;
 }
 
-const makers = new Map<string, (columns: Values[], i: number) => Row>();
+const makers = new Map<string, (columns: readonly Values[], i: number) => Row>();
 
 /**
  * A function building one row as an object literal with the column names as keys. Compiled
@@ -340,7 +360,7 @@ const makers = new Map<string, (columns: Values[], i: number) => Row>();
  * Names are embedded as JSON string literals (valid JS string literals), so any name is safe;
  * `__proto__` (a literal would set the prototype) and repeated names take the slow path.
  */
-function rowMaker(names: string[]): (columns: Values[], i: number) => Row {
+function rowMaker(names: readonly string[]): (columns: readonly Values[], i: number) => Row {
   const key = JSON.stringify(names);
   let make = makers.get(key);
   if (make) return make;
@@ -353,7 +373,7 @@ function rowMaker(names: string[]): (columns: Values[], i: number) => Row {
   } else {
     const fields = names.map((name, c) => `${JSON.stringify(name)}: columns[${c}][i]`);
     make = new Function('columns', 'i', `return { ${fields.join(', ')} };`) as (
-      columns: Values[],
+      columns: readonly Values[],
       i: number,
     ) => Row;
   }

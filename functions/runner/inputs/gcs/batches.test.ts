@@ -7,7 +7,8 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createPrintOutput } from '../../outputs/print/index.ts';
 import type { RunEvent } from '../../types.ts';
-import { type EventBatcher, eventObjects, jsonLines } from './batches.ts';
+import { RowSlice } from './arrow-rows.ts';
+import { columnsJson, type EventBatcher, eventObjects, jsonLines } from './batches.ts';
 import type { ShapePlan } from './fields.ts';
 import type { ObjectMeta } from './list.ts';
 
@@ -117,49 +118,93 @@ describe('JSON lines handed on as read', () => {
   });
 });
 
-describe('rows of a parquet slice, serialized together', () => {
+describe('rows of a parquet slice', () => {
   const deep = (levels: number): unknown => (levels === 0 ? 1 : { d: deep(levels - 1) });
 
-  const rows = () => [
-    { id: 1, s: 'a},{"id":2', nested: [{ x: 3 }, { x: 4 }] },
-    { id: 2, s: 'é', nested: [] },
-    { id: 3, s: null, nested: [{ x: '},{"id":' }] },
-  ];
+  /** A slice from rows that share their keys (the columns are the keys' values). */
+  const sliceOf = (rows: Record<string, unknown>[], names = Object.keys(rows[0] ?? {})) =>
+    new RowSlice(
+      names,
+      names.map((name) => rows.map((row) => row[name])),
+      rows.length,
+    );
 
-  it('splits the slice into one line per row, metadata spliced in, whatever the strings hold', () => {
+  const tricky = () =>
+    sliceOf([
+      { id: 1, s: 'a},{"id":2', nested: [{ x: 3 }, { x: '],"y":[' }] },
+      { id: 2, s: 'é\u2028"\\', nested: [] },
+      { id: 3, s: null, nested: { x: '},{"id":' } },
+    ]);
+
+  it('writes one line per row, metadata spliced in, whatever the values hold', () => {
     const batcher = jsonLines.batcher({ fields: { objectName: 'object' } }, meta);
-    batcher.values(rows());
+    batcher.rows(tricky());
     const batch = batcher.take()!;
     expect(batch.count).toBe(3);
     const object = '"object":"logs/a \\"1\\".json"';
     expect(Buffer.concat(batch.chunks).toString()).toBe(
-      `{"id":1,"s":"a},{\\"id\\":2","nested":[{"x":3},{"x":4}],${object}}\n` +
-        `{"id":2,"s":"é","nested":[],${object}}\n{"id":3,"s":null,"nested":[{"x":"},{\\"id\\":"}],${object}}\n`,
+      `{"id":1,"s":"a},{\\"id\\":2","nested":[{"x":3},{"x":"],\\"y\\":["}],${object}}\n` +
+        `{"id":2,"s":"é\u2028\\"\\\\","nested":[],${object}}\n` +
+        `{"id":3,"s":null,"nested":{"x":"},{\\"id\\":"},${object}}\n`,
     );
   });
 
-  it.each([
-    ['one stringify for the whole slice', rows()],
+  const float = new Float64Array([1.5, Number.NaN, -0, Number.POSITIVE_INFINITY, 1 / 3, 1e21]);
+  const typed = new RowSlice(
+    ['f', 'i', 'u', 'g'],
+    [float, new Int32Array([1, -2, 3, 4, 5, 6]), new Uint8Array(6), new Float32Array(float)],
+    6,
+  );
+  const integerNames = sliceOf([{ b: 1, 10: 'x', 2: true, a: null }], ['b', '10', '2', 'a']);
+  const withUndefined = sliceOf([
+    { id: 1, u: undefined },
+    { id: 2, u: 3 },
+  ]);
+  const metadataName = sliceOf([
+    { id: 1, object: 'data' },
+    { id: 2, object: 'more' },
+  ]);
+  const repeated = new RowSlice(['a', 'a'], [[1], [2]], 1);
+  const proto = new RowSlice(['__proto__', 'b'], [[{ x: 1 }], [2]], 1);
+  const noColumns = new RowSlice([], [], 2);
+
+  it('writes from the columns unless a row would serialize differently', () => {
+    const reserved = ['object', 'size'];
+    expect(columnsJson(tricky(), reserved)).toBeDefined();
+    expect(columnsJson(typed, reserved)?.texts[0]).toBe('[1.5,null,0,null,0.3333333333333333,1e+21]');
+    expect(columnsJson(integerNames, reserved)?.keys.map((key) => Buffer.from(key).toString())).toEqual([
+      '"2":',
+      '"10":',
+      '"b":',
+      '"a":',
+    ]);
+    for (const slice of [withUndefined, metadataName, repeated, proto, noColumns])
+      expect(columnsJson(slice, reserved)).toBeUndefined();
+  });
+
+  it.each<[string, RowSlice]>([
+    ['values of every JSON kind', tricky()],
+    ['typed-array columns (NaN and Infinity become null)', typed],
+    ['integer-like names, which objects put first', integerNames],
+    ['a column holding undefined (a row leaves its key out)', withUndefined],
+    ['a column named like a metadata field', metadataName],
+    ['repeated names', repeated],
+    ['a column named __proto__', proto],
     [
-      'a nested array of objects with the same first key',
-      [
-        { id: 1, n: [{ id: 2 }, { id: 3 }] },
-        { id: 4, n: [] },
-      ],
+      'a value nested deeper than the scanner goes',
+      sliceOf([
+        { id: 1, deep: deep(300) },
+        { id: 2, deep: 1 },
+      ]),
     ],
-    ['rows with different first keys', [{ id: 1 }, { other: 2 }, { id: 3 }]],
-    ['a row with a metadata key', [{ id: 1 }, { id: 2, object: 'data' }, { id: 3 }]],
-    ['a row nested deeper than the scanner goes', [{ id: 1 }, { id: 2, deep: deep(300) }, { id: 3 }]],
-    ['a first key that is not a plain name', [{ 'a b': 1 }, { 'a b': 2 }]],
-    ['values that are not objects', [{ id: 1 }, [1, 2], 'x', null]],
-    ['empty objects', [{}, {}]],
-    ['a single row', [{ id: 1 }]],
-  ])('%s: the same lines as one by one', (_, values) => {
+    ['no columns', noColumns],
+    ['a single row', sliceOf([{ id: 1 }])],
+  ])('%s: the same lines as one row at a time', (_, slice) => {
     const plan = { fields: { objectName: 'object', contentLength: 'size' } };
     const together = jsonLines.batcher(plan, meta);
-    together.values(values);
+    together.rows(slice);
     const oneByOne = jsonLines.batcher(plan, meta);
-    for (const value of structuredClone(values)) oneByOne.value(value);
+    for (const row of structuredClone(slice.rows())) oneByOne.value(row);
     const text = (batcher: EventBatcher<{ chunks: Buffer[]; count: number }>) => {
       const batch = batcher.take()!;
       return { text: Buffer.concat(batch.chunks).toString(), count: batch.count };
@@ -173,9 +218,81 @@ describe('rows of a parquet slice, serialized together', () => {
         .map((line) => JSON.parse(line)),
     ).toEqual(
       objects(
-        values.map((value) => JSON.stringify(value)),
+        slice.rows().map((row) => JSON.stringify(row)),
         plan,
       ),
     );
+  });
+});
+
+describe('rows of random slices', () => {
+  /** A tiny seeded PRNG (mulberry32), so that a failure repeats. */
+  const random = (seed: number) => () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const CHARS = [
+    'a',
+    ' ',
+    '"',
+    '\\',
+    '{',
+    '}',
+    '[',
+    ']',
+    ',',
+    ':',
+    '\n',
+    '\u0001',
+    'é',
+    '😀',
+    '\u2028',
+    '\ud800',
+  ];
+
+  function value(rnd: () => number, depth: number): unknown {
+    const kind = Math.floor(rnd() * (depth > 2 ? 5 : 7));
+    if (kind === 0) return null;
+    if (kind === 1) return rnd() < 0.5;
+    if (kind === 2)
+      return rnd() < 0.5 ? Math.floor(rnd() * 2000) - 1000 : (rnd() - 0.5) * 10 ** (rnd() * 40 - 20);
+    if (kind <= 4)
+      return Array.from(
+        { length: Math.floor(rnd() * 6) },
+        () => CHARS[Math.floor(rnd() * CHARS.length)],
+      ).join('');
+    if (kind === 5) return Array.from({ length: Math.floor(rnd() * 3) }, () => value(rnd, depth + 1));
+    return Object.fromEntries(
+      Array.from({ length: Math.floor(rnd() * 3) }, (_, i) => [`k${i}${CHARS[i]}`, value(rnd, depth + 1)]),
+    );
+  }
+
+  it('give the same lines from their columns as one row at a time', () => {
+    const rnd = random(20261123);
+    const plan = { fields: { objectName: 'object' } };
+    let columnar = 0;
+    for (let n = 0; n < 300; n++) {
+      const count = 1 + Math.floor(rnd() * 8);
+      const names = Array.from({ length: Math.floor(rnd() * 5) }, (_, c) =>
+        rnd() < 0.2 ? String(c * 7) : `c${c}${CHARS[Math.floor(rnd() * CHARS.length)]}`,
+      );
+      const columns = names.map(() =>
+        rnd() < 0.2
+          ? Float64Array.from({ length: count }, () => (rnd() < 0.1 ? Number.NaN : rnd() * 1e6))
+          : Array.from({ length: count }, () => value(rnd, 0)),
+      );
+      const slice = new RowSlice(names, columns, count);
+      if (columnsJson(slice, ['object'])) columnar++;
+      const together = jsonLines.batcher(plan, meta);
+      together.rows(slice);
+      const oneByOne = jsonLines.batcher(plan, meta);
+      for (const row of slice.rows()) oneByOne.value(row);
+      expect(Buffer.concat(together.take()!.chunks).toString(), JSON.stringify(names)).toBe(
+        Buffer.concat(oneByOne.take()!.chunks).toString(),
+      );
+    }
+    expect(columnar).toBeGreaterThan(200);
   });
 });

@@ -47,11 +47,20 @@ interface JsonLinesExports {
     reserved: number,
     reservedCount: number,
   ): number;
+  spliceColumns(
+    columns: number,
+    count: number,
+    rows: number,
+    out: number,
+    suffix: number,
+    suffixLength: number,
+    skipsComma: number,
+  ): void;
   scanObject(start: number, end: number, reserved: number, reservedCount: number): number;
 }
 
-/** SIMD loads read up to this many bytes past a line's end. */
-const OVERREAD = 16;
+/** SIMD loads and short copies read and write up to this many bytes past their end. */
+const OVERREAD = 32;
 const PAGE = 64 * 1024;
 const NOTHING = new Uint8Array(0);
 
@@ -175,6 +184,43 @@ export class JsonLineSplicer {
       this.#reservedCount,
     );
     return { taken, output: heap.subarray(outAt, exports().outputEnd()) };
+  }
+
+  /**
+   * `rows` lines from columns: `keys[c]` is the UTF-8 of `"name":` and `texts[c]` the JSON
+   * array of the column's values, as `JSON.stringify` writes it (`rows` values each). The
+   * output is a view of the module's memory, valid until the next call.
+   */
+  spliceColumns(keys: readonly Uint8Array[], texts: readonly string[], rows: number): Uint8Array {
+    const { base, image, suffixAt, end } = this.#config;
+    const tableAt = end;
+    let size = tableAt + keys.length * 16;
+    let lineBytes = 2 + keys.length + this.#suffixLength;
+    for (let c = 0; c < keys.length; c++) {
+      size += keys[c]!.length + texts[c]!.length * 3;
+      lineBytes += keys[c]!.length;
+    }
+    const outAt = align8(size + OVERREAD);
+    let textBytes = 0;
+    for (const text of texts) textBytes += text.length * 3;
+    const { heap, words } = memoryOf(outAt + textBytes + rows * lineBytes + OVERREAD);
+    heap.set(image, base);
+    let at = tableAt + keys.length * 16;
+    for (let c = 0; c < keys.length; c++) {
+      const key = keys[c]!;
+      heap.set(key, at);
+      const textAt = at + key.length;
+      const textEnd = textAt + heap.write(texts[c]!, textAt);
+      const w = (tableAt >> 2) + c * 4;
+      words[w] = at;
+      words[w + 1] = key.length;
+      words[w + 2] = textAt;
+      words[w + 3] = textEnd;
+      at = textEnd;
+    }
+    const { spliceColumns, outputEnd } = exports();
+    spliceColumns(tableAt, keys.length, rows, outAt, suffixAt, this.#suffixLength, this.#skipsComma);
+    return heap.subarray(outAt, outputEnd());
   }
 }
 

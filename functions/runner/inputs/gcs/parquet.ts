@@ -14,10 +14,10 @@
  * (it calls only `size`, `slice(start, end)` and `arrayBuffer()`).
  *
  * @example
- *   for await (const rows of parquetRows(rangeReader(size, read))) deliver(rows);
+ *   for await (const slice of parquetRows(rangeReader(size, read))) deliver(slice.rows());
  */
 import type { ParquetFile, Table as WasmTable } from 'parquet-wasm';
-import { batchRows } from './arrow-rows.ts';
+import { batchRows, type RowSlice } from './arrow-rows.ts';
 import { logicalTypeFixes } from './parquet-logical.ts';
 import { trapGuard } from './wasm-trap.ts';
 
@@ -36,7 +36,7 @@ export interface ByteSource {
   slice(start: number, end?: number): ArrayBuffer | Promise<ArrayBuffer>;
 }
 
-export async function* parquetRows(file: ByteSource): AsyncGenerator<Record<string, unknown>[]> {
+export async function* parquetRows(file: ByteSource): AsyncGenerator<RowSlice> {
   const [{ ParquetFile }, arrow, { parquetMetadataAsync }] = await Promise.all([
     import('parquet-wasm'),
     import('apache-arrow'),

@@ -47,8 +47,8 @@ export async function* contentEvents<B>(
   problem: ProblemReporter,
 ): AsyncGenerator<B> {
   if (content.kind === 'rows') {
-    for await (const rows of content.rows) {
-      batcher.values(rows);
+    for await (const slice of content.rows) {
+      batcher.rows(slice);
       const batch = batcher.take();
       if (batch) yield batch;
     }

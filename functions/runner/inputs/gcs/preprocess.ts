@@ -7,9 +7,10 @@
  *
  * @example
  *   const content = await preprocess(bytes, meta, ['extension'], { parquetSource });
- *   if (content.kind === 'rows') for await (const rows of content.rows) ...
+ *   if (content.kind === 'rows') for await (const slice of content.rows) ...
  */
 import { createGunzip } from 'node:zlib';
+import type { RowSlice } from './arrow-rows.ts';
 import type { Preprocessor } from './config.ts';
 import type { ObjectMeta } from './list.ts';
 import { type ByteSource, bufferReader, parquetRows } from './parquet.ts';
@@ -19,7 +20,7 @@ export const MAX_BUFFERED_PARQUET_BYTES = 512 * 1024 * 1024;
 
 export type Content =
   | { kind: 'bytes'; chunks: AsyncIterable<Buffer>; base64: boolean }
-  | { kind: 'rows'; rows: AsyncIterable<Record<string, unknown>[]> };
+  | { kind: 'rows'; rows: AsyncIterable<RowSlice> };
 
 export interface PreprocessSources {
   /** Random access to the stored object, for parquet applied to the object's own bytes. */
@@ -195,7 +196,7 @@ async function* base64Encode(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buff
   if (carry.length) yield Buffer.from(carry.toString('base64'), 'latin1');
 }
 
-async function* bufferedParquet(chunks: AsyncIterable<Buffer>): AsyncGenerator<Record<string, unknown>[]> {
+async function* bufferedParquet(chunks: AsyncIterable<Buffer>): AsyncGenerator<RowSlice> {
   const parts: Buffer[] = [];
   let total = 0;
   for await (const chunk of chunks) {
