@@ -1,8 +1,9 @@
 /**
- * Rows of an Arrow record batch as plain JSON-ready objects: the last step of reading
+ * Rows of an Arrow record batch as plain JSON-ready values: the last step of reading
  * parquet. Work is done column by column (one tight loop per column and type, straight
- * over Arrow's buffers, no per-cell `get()`), then each row is one object literal, so
- * every row of a batch shares one hidden class and serializes fast. Values JSON cannot
+ * over Arrow's buffers, no per-cell `get()`), and the slice keeps its columns
+ * (`RowSlice`): JSON lines are written from them directly. When rows are asked for, each
+ * is one object literal, so every row of a batch shares one hidden class and serializes fast. Values JSON cannot
  * hold are converted: 64-bit integers to numbers (decimal strings beyond 2^53), decimals
  * to numbers, dates and timestamps to RFC 3339, bytes to base64; lists become arrays,
  * structs and maps objects.
