@@ -16,7 +16,7 @@
 import type { JsonLines, RunEvent } from '../../types.ts';
 import type { RowSlice } from './arrow-rows.ts';
 import { eventShape, metadataEntries, type ShapePlan } from './fields.ts';
-import { JsonLineSplicer } from './json-scan.ts';
+import { JsonLineSplicer } from './json-splicer.ts';
 import type { ObjectMeta } from './list.ts';
 
 /** Collects one object's events, shaped, as batches of `B`. */

@@ -1,6 +1,6 @@
 /**
  * The JSON-lines fast path, in AssemblyScript (compiled to WebAssembly with SIMD by
- * `npm run build:wasm`; the JavaScript side is ../json-scan.ts). It checks that a line's
+ * `npm run build:wasm`; the JavaScript side is ../json-splicer.ts). It checks that a line's
  * bytes are one JSON object, without building it, and copies each such line to the output
  * with the job's metadata fields spliced in before its closing brace (`spliceLines`, for
  * NDJSON). `spliceArray` does the same for the objects of a JSON array, one line each, and
@@ -17,14 +17,14 @@
  * chunk at once. It refuses some valid lines, leaving them to the slow path: nesting
  * deeper than MAX_DEPTH, a top-level key written with escapes, or a top-level key among
  * the reserved names, so that splicing never makes a key appear twice.
- * ../json-scan.test.ts checks both directions, with a seeded fuzz.
+ * ../json-splicer.test.ts checks both directions, with a seeded fuzz.
  *
  * Memory is laid out by the caller; nothing here allocates. A reserved-name table is
  * `count` pairs of u32 (address, length). SIMD loads may read up to 15 bytes past a line's
  * end, so the caller leaves that much memory after its input.
  */
 
-/** Deepest nesting scanned; deeper lines take the slow path (json-scan.ts MAX_SCAN_DEPTH). */
+/** Deepest nesting scanned; deeper lines take the slow path (json-splicer.ts MAX_SCAN_DEPTH). */
 const MAX_DEPTH: i32 = 256;
 
 /** Whether each open container is an object (1) or an array (0). */

@@ -5,7 +5,7 @@
  * path would quietly be lost.
  */
 import { describe, expect, it } from 'vitest';
-import { JsonLineSplicer, MAX_SCAN_DEPTH, NOT_FAST, scanJsonObject } from './json-scan.ts';
+import { JsonLineSplicer, MAX_SCAN_DEPTH, NOT_FAST, scanJsonObject } from './json-splicer.ts';
 
 const reserved = [Buffer.from('object'), Buffer.from('size')];
 

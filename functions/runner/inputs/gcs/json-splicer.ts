@@ -1,18 +1,21 @@
 /**
- * The JSON-lines fast path: lines whose bytes are one JSON object go on as they were read,
- * with the job's metadata fields spliced in before their closing brace, never decoded or
- * parsed; the rows of a parquet slice, serialized together, are split into such lines. The checking and copying run in WebAssembly (assembly/json-lines.ts, which says
- * why and what it vouches for); this module loads it once and lays its memory out:
+ * The JSON-lines fast path: an NDJSON line whose bytes are one JSON object goes on as it
+ * was read, with the job's metadata fields spliced in before its closing brace, never
+ * decoded or parsed; the rows of a parquet slice are written as such lines from the JSON
+ * of their columns (or of the whole slice). The checking and copying run in WebAssembly
+ * (assembly/json-lines.ts, which says why and what it vouches for); this module loads it
+ * once and lays out its memory for each call:
  *
- *   [module data][reserved-name table, names, suffix][spans][input lines, 16 spare][output]
+ *   [module data][reserved-name table, names, suffix][spans or columns][input][spare][output][spare]
  *
- * Everything is copied in and out per call (a chunk of lines at a time), so nothing here
- * outlives a call and one instance serves every object of the process.
+ * Everything is copied in and out per call (a chunk of lines, a slice of rows), so
+ * nothing outlives a call and one instance serves every object of the process.
  *
  * @example
  *   const splicer = new JsonLineSplicer(Buffer.from(',"object":"a.json"}\n'), [Buffer.from('object')], true);
  *   const { next, output } = splicer.splice(chunk, spans, 0); // output: a view, copy it before the next call
  *   const { taken } = splicer.spliceArray(JSON.stringify(rows), rows.length);
+ *   splicer.spliceColumns([Buffer.from('"id":')], ['[1,2]'], 2); // {"id":1,"object":"a.json"}\n{"id":2,…
  *   scanJsonObject(Buffer.from('{"a":1}'), 0, 7, []); // 6: the index of the closing brace
  */
 import { JSON_LINES_WASM } from './json-lines.wasm.ts';
