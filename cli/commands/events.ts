@@ -1,10 +1,12 @@
 /** `sluice events ls|tail`: the event log. */
 
+import { EventTail } from '../../shared/events/tail.ts';
+import { CliError } from '../exit-codes.ts';
 import { printResult } from '../output.ts';
 import type { CommandGroup } from './index.ts';
 
 interface EventPage {
-  events: Record<string, unknown>[];
+  events: (Record<string, unknown> & { id: string; time: string })[];
   next_cursor: string | null;
 }
 
@@ -44,27 +46,32 @@ export const eventsCommands: CommandGroup = (program, wrap) => {
     .action(
       wrap(async (ctx, opts) => {
         const o = opts as Record<string, string | undefined>;
+        const start = o.since === undefined ? new Date() : new Date(o.since);
+        if (Number.isNaN(start.getTime()))
+          throw CliError.usage(
+            `--since: '${o.since}' is not a time; use RFC 3339, e.g. 2026-11-23T12:00:00Z`,
+          );
         const api = await ctx.api();
-        let cursor: string | undefined;
-        let since = o.since ?? new Date().toISOString();
+        const tail = new EventTail(start);
         for (;;) {
-          const page = await api.get<EventPage>('/api/events', {
-            query: {
-              type: o.type,
-              job: o.job,
-              worker: o.worker,
-              source: o.source,
-              ...(cursor ? { cursor } : { since }),
-              limit: '500',
-            },
-          });
-          for (const event of page.events) ctx.io.stdout(`${JSON.stringify(event)}\n`);
-          const last = page.events[page.events.length - 1];
-          if (last) {
-            cursor = Buffer.from(String(last.id)).toString('base64url');
-            since = String(last.time);
-          }
-          if (!page.next_cursor) await new Promise((r) => setTimeout(r, Number(o.interval)));
+          // From the settle time before the newest event shown (events that commit late
+          // land there), then page by page while pages are full.
+          let cursor: string | undefined;
+          do {
+            const page = await api.get<EventPage>('/api/events', {
+              query: {
+                type: o.type,
+                job: o.job,
+                worker: o.worker,
+                source: o.source,
+                ...(cursor ? { cursor } : { since: tail.since() }),
+                limit: '500',
+              },
+            });
+            for (const event of tail.fresh(page.events)) ctx.io.stdout(`${JSON.stringify(event)}\n`);
+            cursor = page.next_cursor ?? undefined;
+          } while (cursor);
+          await new Promise((r) => setTimeout(r, Number(o.interval)));
         }
       }),
     );

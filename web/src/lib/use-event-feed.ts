@@ -1,13 +1,16 @@
 /**
  * A live view of the event log: loads the last day's events matching the filters, then
  * polls `GET /api/events` every 1.5 s for newer ones. It follows `next_cursor` while a
- * page is full and otherwise asks again from the newest event's time (`since` is
- * inclusive, so events already shown are skipped by id). Keeps the newest `keep` events.
+ * page is full (at most MAX_PAGES_PER_POLL pages a poll, then on at the next), and
+ * otherwise asks again from a little before the newest event (`EventTail`: an event that
+ * commits late still shows, in its place by time, and none shows twice). Keeps the newest
+ * `keep` events.
  *
  * @example
  *   const feed = useEventFeed({ worker: 'local' }, { live: true });
  */
 import { useEffect, useState } from 'preact/hooks';
+import { EventTail } from '../../../shared/events/tail.ts';
 import { api, withQuery } from '../api.ts';
 
 export interface SluiceEvent {
@@ -44,8 +47,7 @@ export function useEventFeed(filters: EventFilters, options: { live: boolean; ke
     let stopped = false;
     let timer: number | undefined;
     let cursor: string | undefined;
-    let since = new Date(Date.now() - LOOKBACK_MS).toISOString();
-    const seen = new Set<string>();
+    const tail = new EventTail(new Date(Date.now() - LOOKBACK_MS));
     let all: SluiceEvent[] = [];
     setEvents([]);
     setLoaded(false);
@@ -55,13 +57,16 @@ export function useEventFeed(filters: EventFilters, options: { live: boolean; ke
       try {
         for (let i = 0; i < MAX_PAGES_PER_POLL && !stopped; i++) {
           const page = await api.get<{ events: SluiceEvent[]; next_cursor: string | null }>(
-            withQuery('/api/events', { ...filters, limit: PAGE, ...(cursor ? { cursor } : { since }) }),
+            withQuery('/api/events', {
+              ...filters,
+              limit: PAGE,
+              ...(cursor ? { cursor } : { since: tail.since() }),
+            }),
           );
-          const fresh = page.events.filter((e) => !seen.has(e.id));
-          for (const e of fresh) seen.add(e.id);
-          if (page.events.length) since = page.events[page.events.length - 1]!.time;
+          const fresh = tail.fresh(page.events);
           if (fresh.length && !stopped) {
-            all = [...all, ...fresh].slice(-keep);
+            // Ids sort by time: a late event goes in its place, not at the end.
+            all = [...all, ...fresh].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(-keep);
             setEvents(all);
           }
           cursor = page.next_cursor ?? undefined;
