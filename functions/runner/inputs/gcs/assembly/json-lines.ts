@@ -68,15 +68,23 @@ export function spliceLines(
       written = o;
       return k;
     }
-    const close = after - 1;
-    memory.copy(o, start, close - start);
-    o += close - start;
-    const from: usize = skipsComma && isEmptyObject(start, close) ? 1 : 0;
-    memory.copy(o, suffix + from, suffixLength - from);
-    o += suffixLength - from;
+    o = appendSpliced(o, start, after - 1, suffix, suffixLength, skipsComma);
   }
   written = o;
   return count;
+}
+
+/**
+ * Appends at `o` the object `[start, close]` with `suffix` in place of its closing brace
+ * (for `{}` without the suffix's first byte, its comma, when `skipsComma`); returns the
+ * end of what it wrote.
+ */
+function appendSpliced(o: usize, start: usize, close: usize, suffix: usize, suffixLength: usize, skipsComma: bool): usize {
+  memory.copy(o, start, close - start);
+  o += close - start;
+  const from: usize = skipsComma && isEmptyObject(start, close) ? 1 : 0;
+  memory.copy(o, suffix + from, suffixLength - from);
+  return o + suffixLength - from;
 }
 
 /**
@@ -106,14 +114,9 @@ export function spliceArray(
     let i = start + 1;
     while (i < end && load<u8>(i) == OPEN_OBJECT) {
       const element = i;
-      const after = trustedObjectEnd(element, end, reserved, reservedCount);
+      const after = trustedContainerEnd(element, end, reserved, reservedCount);
       if (after == 0) break;
-      const close = after - 1;
-      memory.copy(o, element, close - element);
-      o += close - element;
-      const from: usize = skipsComma && close == element + 1 ? 1 : 0;
-      memory.copy(o, suffix + from, suffixLength - from);
-      o += suffixLength - from;
+      o = appendSpliced(o, element, after - 1, suffix, suffixLength, skipsComma);
       k++;
       if (after >= end || load<u8>(after) != COMMA) break;
       i = after + 1;
@@ -204,56 +207,24 @@ function trustedValueEnd(i: usize, n: usize): usize {
     }
     return i;
   }
-  const quotes = i8x16.splat(<i8>QUOTE);
-  const opens = i8x16.splat(<i8>OPEN_OBJECT);
-  const closes = i8x16.splat(<i8>CLOSE_OBJECT);
-  const openArrays = i8x16.splat(<i8>OPEN_ARRAY);
-  const closeArrays = i8x16.splat(<i8>CLOSE_ARRAY);
-  let depth: i32 = 0;
-  while (i < n) {
-    const v = v128.load(i);
-    const structural = v128.or(
-      v128.or(i8x16.eq(v, quotes), v128.or(i8x16.eq(v, opens), i8x16.eq(v, closes))),
-      v128.or(i8x16.eq(v, openArrays), i8x16.eq(v, closeArrays)),
-    );
-    const bits = i8x16.bitmask(structural);
-    if (bits == 0) {
-      i += 16;
-      continue;
-    }
-    i += <usize>ctz<i32>(bits);
-    if (i >= n) return n;
-    const d: u32 = load<u8>(i);
-    if (d == QUOTE) {
-      i = skipString(i + 1, n);
-      if (i == 0) return n;
-    } else if (d == OPEN_OBJECT || d == OPEN_ARRAY) {
-      depth++;
-      i++;
-    } else {
-      i++;
-      if (--depth == 0) return i;
-    }
-  }
-  return n;
+  const end = trustedContainerEnd(i, n, 0, 0);
+  return end == 0 ? n : end;
 }
 
 /**
- * Just past the closing `}` of the object that opens at `i`, in text trusted to be JSON
- * without whitespace; 0 when a top-level key is reserved or written with escapes.
+ * Just past the object or array that opens at `i`, in text trusted to be JSON without
+ * whitespace. With `reserved` (not 0), the keys of the object at `i` are checked as in
+ * `skipKey`: 0 when one is reserved or written with escapes.
  */
-function trustedObjectEnd(i: usize, n: usize, reserved: usize, reservedCount: i32): usize {
+function trustedContainerEnd(i: usize, n: usize, reserved: usize, reservedCount: i32): usize {
   const quotes = i8x16.splat(<i8>QUOTE);
+  const commas = i8x16.splat(<i8>COMMA);
   const opens = i8x16.splat(<i8>OPEN_OBJECT);
   const closes = i8x16.splat(<i8>CLOSE_OBJECT);
   const openArrays = i8x16.splat(<i8>OPEN_ARRAY);
   const closeArrays = i8x16.splat(<i8>CLOSE_ARRAY);
-  const commas = i8x16.splat(<i8>COMMA);
-  if (i + 1 < n && load<u8>(i + 1) == CLOSE_OBJECT) return i + 2;
-  // The top-level object's first key follows its `{`.
-  let depth: i32 = 1;
-  i = skipKey(i + 1, n, reserved, reservedCount);
-  if (i == 0) return i;
+  const checksKeys = reserved != 0;
+  let depth: i32 = 0;
   while (i < n) {
     const v = v128.load(i);
     const structural = v128.or(
@@ -267,23 +238,23 @@ function trustedObjectEnd(i: usize, n: usize, reserved: usize, reservedCount: i3
     }
     i += <usize>ctz<i32>(bits);
     if (i >= n) return 0;
-    const c: u32 = load<u8>(i);
+    const c: u32 = load<u8>(i++);
     if (c == QUOTE) {
-      i = skipString(i + 1, n);
+      i = skipString(i, n);
       if (i == 0) return 0;
-    } else if (c == COMMA) {
-      i++;
-      // A member of the top-level object: its key must not be reserved.
-      if (depth == 1) {
+    } else if (c == OPEN_OBJECT || c == OPEN_ARRAY) {
+      // A key of the object at `i` follows its `{` (unless it is `{}`) and each comma in it.
+      if (++depth == 1 && checksKeys && i < n && load<u8>(i) != CLOSE_OBJECT) {
         i = skipKey(i, n, reserved, reservedCount);
         if (i == 0) return 0;
       }
-    } else if (c == OPEN_OBJECT || c == OPEN_ARRAY) {
-      depth++;
-      i++;
-    } else {
-      i++;
-      if (--depth == 0) return i;
+    } else if (c == COMMA) {
+      if (depth == 1 && checksKeys) {
+        i = skipKey(i, n, reserved, reservedCount);
+        if (i == 0) return 0;
+      }
+    } else if (--depth == 0) {
+      return i;
     }
   }
   return 0;
