@@ -400,12 +400,21 @@ export function checkIndexes(tf: Terraform): CheckResult {
   return result('every Firestore query has its index', missingIndexes(queries, tf), notes);
 }
 
+/** Collections whose documents the code gives an `expires_at` for Firestore to delete them by. */
+const TTL_FIELDS = [
+  ['fingerprints', 'expires_at'],
+  ['rate-limit-failures', 'expires_at'],
+] as const;
+
 export function checkTtl(tf: Terraform): CheckResult {
   const fields = Object.values<Json[]>(tf.resource.google_firestore_field ?? {}).map((f) => f[0]!);
-  const ttl = fields.find((f) => f.collection === 'fingerprints' && f.field === 'expires_at' && f.ttl_config);
+  const missing = TTL_FIELDS.filter(
+    ([collection, field]) =>
+      !fields.some((f) => f.collection === collection && f.field === field && f.ttl_config),
+  );
   return result(
-    'TTL policy on fingerprints.expires_at',
-    ttl ? [] : ['no google_firestore_field with ttl_config on fingerprints/expires_at'],
+    `TTL policy on ${TTL_FIELDS.map(([c, f]) => `${c}.${f}`).join(', ')}`,
+    missing.map(([c, f]) => `no google_firestore_field with ttl_config on ${c}/${f}`),
   );
 }
 

@@ -48,6 +48,17 @@ resource "google_firestore_field" "fingerprint_ttl" {
   index_config {}
 }
 
+# Failed logins and key exchanges (rate-limits/*/rate-limit-failures, functions/auth/
+# rate-limit.ts) carry `expires_at`, a minute after the failure: Firestore deletes them.
+resource "google_firestore_field" "rate_limit_failure_ttl" {
+  database   = google_firestore_database.main.name
+  collection = "rate-limit-failures"
+  field      = "expires_at"
+
+  ttl_config {}
+  index_config {}
+}
+
 # Single-field indexes with collection-group scope, for collection-group queries
 # (Firestore creates single-field indexes with collection scope only).
 locals {

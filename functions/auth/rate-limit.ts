@@ -1,8 +1,11 @@
 /**
  * Limits failed logins and key exchanges: at most 10 failures per principal and per
- * client address per minute, then 429 with Retry-After. Counters live in Firestore
- * (`rate-limits/...`, with `expires_at` for a TTL policy) so the limit holds across
- * function instances.
+ * client address in any 60 seconds, then 429 with Retry-After. A sliding window, not one
+ * per clock minute: with fixed minutes, 10 failures at the end of one and 10 at the start
+ * of the next made 20 in a few seconds. Each failure is a document of its own
+ * (`rate-limits/{sha256(scope)}/rate-limit-failures/{auto}`, with `at` and `expires_at`
+ * for a TTL policy), so concurrent failures never contend for one document, and the limit
+ * holds across function instances.
  */
 import { createHash } from 'node:crypto';
 import type { Firestore } from '@google-cloud/firestore';
@@ -10,32 +13,51 @@ import type { Context } from 'hono';
 import { ApiError } from '../../shared/errors.ts';
 
 export const MAX_FAILURES_PER_MINUTE = 10;
+const WINDOW_MS = 60_000;
 
 export class FailureLimiter {
-  constructor(private readonly db: Firestore) {}
+  constructor(
+    private readonly db: Firestore,
+    private readonly now: () => number = Date.now,
+  ) {}
 
-  /** Throws 429 when any scope (e.g. `user:admin`, `ip:1.2.3.4`) used up its failures this minute. */
+  /**
+   * Throws 429 when any scope (e.g. `user:admin`, `ip:1.2.3.4`) had 10 failures in the
+   * last 60 s, with Retry-After saying when the oldest of them leaves the window.
+   */
   async assertAllowed(scopes: string[]): Promise<void> {
-    const refs = scopes.map((scope) => this.ref(scope));
-    const snaps = await this.db.getAll(...refs);
-    if (snaps.some((s) => ((s.get('count') as number | undefined) ?? 0) >= MAX_FAILURES_PER_MINUTE)) {
-      throw ApiError.rateLimited(60 - new Date().getUTCSeconds());
+    const now = this.now();
+    const latest = await Promise.all(
+      scopes.map((scope) =>
+        this.failures(scope)
+          .where('at', '>', now - WINDOW_MS)
+          .orderBy('at', 'desc')
+          .limit(MAX_FAILURES_PER_MINUTE)
+          .select('at')
+          .get(),
+      ),
+    );
+    let waitMs = 0;
+    for (const snap of latest) {
+      if (snap.size < MAX_FAILURES_PER_MINUTE) continue;
+      const oldest = snap.docs[snap.size - 1]!.get('at') as number;
+      waitMs = Math.max(waitMs, oldest + WINDOW_MS - now);
     }
+    if (waitMs > 0) throw ApiError.rateLimited(Math.max(1, Math.ceil(waitMs / 1000)));
   }
 
+  /** Records one failure for each scope. */
   async recordFailure(scopes: string[]): Promise<void> {
-    const { FieldValue } = await import('@google-cloud/firestore');
+    const now = this.now();
     const batch = this.db.batch();
-    const expires = new Date(Date.now() + 2 * 60_000);
     for (const scope of scopes)
-      batch.set(this.ref(scope), { count: FieldValue.increment(1), expires_at: expires }, { merge: true });
+      batch.create(this.failures(scope).doc(), { at: now, expires_at: new Date(now + WINDOW_MS) });
     await batch.commit();
   }
 
-  private ref(scope: string) {
-    const minute = Math.floor(Date.now() / 60_000);
+  private failures(scope: string) {
     const id = createHash('sha256').update(scope).digest('hex').slice(0, 32);
-    return this.db.collection('rate-limits').doc(`${id}-${minute}`);
+    return this.db.collection('rate-limits').doc(id).collection('rate-limit-failures');
   }
 }
 

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   checkFirebase,
   checkRoles,
+  checkTtl,
   findQueries,
   loadTerraform,
   missingIndexes,
@@ -20,7 +21,9 @@ describe('check:deploy', () => {
     const results = await runDeployChecks();
     const failures = results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.problems.join('; ')}`);
     expect(failures).toEqual([]);
-    expect(results.map((r) => r.name)).toContain('TTL policy on fingerprints.expires_at');
+    expect(results.map((r) => r.name)).toContain(
+      'TTL policy on fingerprints.expires_at, rate-limit-failures.expires_at',
+    );
   }, 60_000);
 
   it('asks for a composite index when a query filters and sorts on different fields', async () => {
@@ -53,6 +56,14 @@ describe('check:deploy', () => {
     const source = `function f(db) { return db.collectionGroup('jobs').where('state', '==', 'running').get(); }`;
     expect(missingIndexes(findQueries('x.ts', source, new Map()), tf)).toEqual([
       expect.stringContaining('collection-group query on "state"'),
+    ]);
+  });
+
+  it('asks for the TTL policy of every collection the code gives an expiry', async () => {
+    const tf = await loadTerraform();
+    delete tf.resource.google_firestore_field!.rate_limit_failure_ttl;
+    expect(checkTtl(tf).problems).toEqual([
+      'no google_firestore_field with ttl_config on rate-limit-failures/expires_at',
     ]);
   });
 
