@@ -6,7 +6,7 @@
  * (assembly/json-lines.ts, which says why and what it vouches for); this module loads it
  * once and lays out its memory for each call:
  *
- *   [module data][reserved-name table, names, suffix][spans or columns][input][spare][output][spare]
+ *   [module data][config, reserved-name table, names, suffix][spans or columns][input][spare][output][spare]
  *
  * Everything is copied in and out per call (a chunk of lines, a slice of rows), so
  * nothing outlives a call and one instance serves every object of the process.
@@ -26,40 +26,15 @@ export const NOT_FAST = -1;
 /** Deepest nesting scanned; deeper lines take the slow path (MAX_DEPTH in the source). */
 export const MAX_SCAN_DEPTH = 256;
 
+/** The module's exports; `config` is the address of a config block (`configImage`). */
 interface JsonLinesExports {
   memory: WebAssembly.Memory;
   heapBase(): number;
   outputEnd(): number;
-  spliceLines(
-    spans: number,
-    count: number,
-    out: number,
-    suffix: number,
-    suffixLength: number,
-    skipsComma: number,
-    reserved: number,
-    reservedCount: number,
-  ): number;
-  spliceArray(
-    start: number,
-    end: number,
-    out: number,
-    suffix: number,
-    suffixLength: number,
-    skipsComma: number,
-    reserved: number,
-    reservedCount: number,
-  ): number;
-  spliceColumns(
-    columns: number,
-    count: number,
-    rows: number,
-    out: number,
-    suffix: number,
-    suffixLength: number,
-    skipsComma: number,
-  ): void;
-  scanObject(start: number, end: number, reserved: number, reservedCount: number): number;
+  spliceLines(spans: number, count: number, out: number, config: number): number;
+  spliceArray(start: number, end: number, out: number, config: number): number;
+  spliceColumns(columns: number, count: number, rows: number, out: number, config: number): void;
+  scanObject(start: number, end: number, config: number): number;
 }
 
 /** SIMD loads and short copies read and write up to this many bytes past their end. */
@@ -91,41 +66,36 @@ function memoryOf(size: number): { heap: Buffer; words: Uint32Array } {
 const align8 = (n: number) => (n + 7) & ~7;
 
 /**
- * The reserved-name table and what follows it, laid out at the start of the caller's
- * memory: a table of (address, length) u32 pairs, then the names, then `suffix`.
+ * A config block and what it points to, laid out at the start of the caller's memory: five
+ * u32 (the suffix's address and length, whether `{}` drops the suffix's comma, the
+ * reserved-name table's address and entry count), the table of (address, length) u32
+ * pairs, the names, the suffix. Built once per object, copied in before each call.
  */
-function configImage(reserved: readonly Uint8Array[], suffix: Uint8Array) {
+function configImage(suffix: Uint8Array, reserved: readonly Uint8Array[], skipsComma: boolean) {
   const base = align8(exports().heapBase());
-  const namesAt = base + reserved.length * 8;
-  let size = reserved.length * 8;
-  for (const name of reserved) size += name.length;
-  const suffixAt = base + size;
-  const image = new Uint8Array(size + suffix.length);
-  const table = new DataView(image.buffer);
-  let at = namesAt;
+  const tableAt = base + 20;
+  let at = tableAt + reserved.length * 8;
+  const image = new Uint8Array(at - base + reserved.reduce((n, name) => n + name.length, 0) + suffix.length);
+  const words = new DataView(image.buffer);
   reserved.forEach((name, r) => {
-    table.setUint32(r * 8, at, true);
-    table.setUint32(r * 8 + 4, name.length, true);
+    words.setUint32(tableAt - base + r * 8, at, true);
+    words.setUint32(tableAt - base + r * 8 + 4, name.length, true);
     image.set(name, at - base);
     at += name.length;
   });
-  image.set(suffix, suffixAt - base);
-  return { base, image, suffixAt, end: align8(base + image.length) };
+  image.set(suffix, at - base);
+  const header = [at, suffix.length, skipsComma ? 1 : 0, tableAt, reserved.length];
+  for (let i = 0; i < header.length; i++) words.setUint32(i * 4, header[i]!, true);
+  return { config: base, image, end: align8(base + image.length), suffixLength: suffix.length };
 }
 
 /** Splices the lines of one object: `suffix` is `,"field":value…}\n`, `reserved` the field names. */
 export class JsonLineSplicer {
-  readonly #config: ReturnType<typeof configImage>;
-  readonly #suffixLength: number;
-  readonly #reservedCount: number;
-  readonly #skipsComma: number;
+  readonly #layout: ReturnType<typeof configImage>;
 
   /** `skipsComma`: the suffix starts with a comma that `{}` must not get. */
   constructor(suffix: Uint8Array, reserved: readonly Uint8Array[], skipsComma: boolean) {
-    this.#config = configImage(reserved, suffix);
-    this.#suffixLength = suffix.length;
-    this.#reservedCount = reserved.length;
-    this.#skipsComma = skipsComma ? 1 : 0;
+    this.#layout = configImage(suffix, reserved, skipsComma);
   }
 
   /**
@@ -139,27 +109,18 @@ export class JsonLineSplicer {
     if (count <= 0) return { next: from, output: NOTHING };
     const first = spans[from]!;
     const inputLength = spans[spans.length - 1]! - first;
-    const { base, image, suffixAt, end } = this.#config;
+    const { config, image, end, suffixLength } = this.#layout;
     const spansAt = end;
     const inputAt = spansAt + count * 8;
     const outAt = align8(inputAt + inputLength + OVERREAD);
-    const { heap, words } = memoryOf(outAt + inputLength + count * this.#suffixLength);
-    heap.set(image, base);
+    const { heap, words } = memoryOf(outAt + inputLength + count * suffixLength);
+    heap.set(image, config);
     let w = spansAt >> 2;
     const shift = inputAt - first;
     for (let i = from; i < spans.length; i++) words[w++] = spans[i]! + shift;
     heap.set(bytes.subarray(first, first + inputLength), inputAt);
     const { spliceLines, outputEnd } = exports();
-    const taken = spliceLines(
-      spansAt,
-      count,
-      outAt,
-      suffixAt,
-      this.#suffixLength,
-      this.#skipsComma,
-      base,
-      this.#reservedCount,
-    );
+    const taken = spliceLines(spansAt, count, outAt, config);
     return { next: from + taken * 2, output: heap.subarray(outAt, outputEnd()) };
   }
 
@@ -170,22 +131,13 @@ export class JsonLineSplicer {
    * valid until the next call.
    */
   spliceArray(arrayJson: string, elements: number): { taken: number; output: Uint8Array } {
-    const { base, image, suffixAt, end: inputAt } = this.#config;
+    const { config, image, end: inputAt, suffixLength } = this.#layout;
     // UTF-8 takes at most 3 bytes per UTF-16 unit; the output adds a suffix per element.
     const outAt = align8(inputAt + arrayJson.length * 3 + OVERREAD);
-    const { heap } = memoryOf(outAt + arrayJson.length * 3 + elements * this.#suffixLength);
-    heap.set(image, base);
+    const { heap } = memoryOf(outAt + arrayJson.length * 3 + elements * suffixLength);
+    heap.set(image, config);
     const inputLength = heap.write(arrayJson, inputAt);
-    const taken = exports().spliceArray(
-      inputAt,
-      inputAt + inputLength,
-      outAt,
-      suffixAt,
-      this.#suffixLength,
-      this.#skipsComma,
-      base,
-      this.#reservedCount,
-    );
+    const taken = exports().spliceArray(inputAt, inputAt + inputLength, outAt, config);
     return { taken, output: heap.subarray(outAt, exports().outputEnd()) };
   }
 
@@ -195,10 +147,10 @@ export class JsonLineSplicer {
    * output is a view of the module's memory, valid until the next call.
    */
   spliceColumns(keys: readonly Uint8Array[], texts: readonly string[], rows: number): Uint8Array {
-    const { base, image, suffixAt, end } = this.#config;
+    const { config, image, end, suffixLength } = this.#layout;
     const tableAt = end;
     let size = tableAt + keys.length * 16;
-    let lineBytes = 2 + keys.length + this.#suffixLength;
+    let lineBytes = 2 + keys.length + suffixLength;
     for (let c = 0; c < keys.length; c++) {
       size += keys[c]!.length + texts[c]!.length * 3;
       lineBytes += keys[c]!.length;
@@ -207,7 +159,7 @@ export class JsonLineSplicer {
     let textBytes = 0;
     for (const text of texts) textBytes += text.length * 3;
     const { heap, words } = memoryOf(outAt + textBytes + rows * lineBytes + OVERREAD);
-    heap.set(image, base);
+    heap.set(image, config);
     let at = tableAt + keys.length * 16;
     for (let c = 0; c < keys.length; c++) {
       const key = keys[c]!;
@@ -222,7 +174,7 @@ export class JsonLineSplicer {
       at = textEnd;
     }
     const { spliceColumns, outputEnd } = exports();
-    spliceColumns(tableAt, keys.length, rows, outAt, suffixAt, this.#suffixLength, this.#skipsComma);
+    spliceColumns(tableAt, keys.length, rows, outAt, config);
     return heap.subarray(outAt, outputEnd());
   }
 }
@@ -238,10 +190,10 @@ export function scanJsonObject(
   end: number,
   reserved: readonly Uint8Array[],
 ): number {
-  const { base, image, end: inputAt } = configImage(reserved, NOTHING);
+  const { config, image, end: inputAt } = configImage(NOTHING, reserved, false);
   const { heap } = memoryOf(inputAt + (end - start) + OVERREAD);
-  heap.set(image, base);
+  heap.set(image, config);
   heap.set(bytes.subarray(start, end), inputAt);
-  const after = exports().scanObject(inputAt, inputAt + end - start, base, reserved.length);
+  const after = exports().scanObject(inputAt, inputAt + end - start, config);
   return after === 0 ? NOT_FAST : start + after - 1 - inputAt;
 }

@@ -19,9 +19,11 @@
  * the reserved names, so that splicing never makes a key appear twice.
  * ../json-splicer.test.ts checks both directions, with a seeded fuzz.
  *
- * Memory is laid out by the caller; nothing here allocates. A reserved-name table is
- * `count` pairs of u32 (address, length). SIMD loads may read up to 15 bytes past a line's
- * end, so the caller leaves that much memory after its input.
+ * Memory is laid out by the caller; nothing here allocates. What a splice adds and
+ * refuses is one `config` block of five u32: the suffix's address and length, whether `{}`
+ * leaves out the suffix's first byte (its comma), and the reserved-name table's address and
+ * entry count; the table holds pairs of u32 (address, length). SIMD loads may read up to 15
+ * bytes past a line's end, so the caller leaves that much memory after its input.
  */
 
 /** Deepest nesting scanned; deeper lines take the slow path (json-splicer.ts MAX_SCAN_DEPTH). */
@@ -44,52 +46,71 @@ export function outputEnd(): usize {
 
 /**
  * Copies lines to `out` while each is a JSON object this scanner vouches for: the line up
- * to its closing brace, then `suffix` (`,"field":value…}\n`). For `{}` the suffix's first
- * byte (its comma) is left out when `skipsComma` is set. `spans` holds `count` pairs of
+ * to its closing brace, then the suffix (`,"field":value…}\n`; for `{}` without its comma
+ * when the config says so). `spans` holds `count` pairs of
  * u32 (start, end). Returns how many lines were copied; the first line not copied must
  * take the slow path. `outputEnd()` tells where the output ends.
  */
-export function spliceLines(
-  spans: usize,
-  count: i32,
-  out: usize,
-  suffix: usize,
-  suffixLength: usize,
-  skipsComma: bool,
-  reserved: usize,
-  reservedCount: i32,
-): i32 {
+export function spliceLines(spans: usize, count: i32, out: usize, config: usize): i32 {
   let o = out;
   for (let k = 0; k < count; k++) {
     const start = <usize>load<u32>(spans + (<usize>k << 3));
     const end = <usize>load<u32>(spans + (<usize>k << 3) + 4);
-    const after = scanObject(start, end, reserved, reservedCount);
+    const after = scanObject(start, end, config);
     if (after == 0) {
       written = o;
       return k;
     }
-    o = appendSpliced(o, start, after - 1, suffix, suffixLength, skipsComma);
+    o = appendSpliced(o, start, after - 1, config);
   }
   written = o;
   return count;
 }
 
 /**
- * Appends at `o` the object `[start, close]` with `suffix` in place of its closing brace
- * (for `{}` without the suffix's first byte, its comma, when `skipsComma`); returns the
- * end of what it wrote.
+ * Appends at `o` the object `[start, close]` with the config's suffix in place of its
+ * closing brace (for `{}` without the suffix's comma, when the config says so); returns
+ * the end of what it wrote.
  */
-function appendSpliced(o: usize, start: usize, close: usize, suffix: usize, suffixLength: usize, skipsComma: bool): usize {
+function appendSpliced(o: usize, start: usize, close: usize, config: usize): usize {
   memory.copy(o, start, close - start);
   o += close - start;
-  const from: usize = skipsComma && isEmptyObject(start, close) ? 1 : 0;
-  memory.copy(o, suffix + from, suffixLength - from);
-  return o + suffixLength - from;
+  const from: usize = skipsComma(config) && isEmptyObject(start, close) ? 1 : 0;
+  const length = suffixLength(config) - from;
+  memory.copy(o, suffixAt(config) + from, length);
+  return o + length;
+}
+
+// The fields of a `config` block.
+// @ts-ignore: decorator
+@inline
+function suffixAt(config: usize): usize {
+  return <usize>load<u32>(config);
+}
+// @ts-ignore: decorator
+@inline
+function suffixLength(config: usize): usize {
+  return <usize>load<u32>(config + 4);
+}
+// @ts-ignore: decorator
+@inline
+function skipsComma(config: usize): bool {
+  return load<u32>(config + 8) != 0;
+}
+// @ts-ignore: decorator
+@inline
+function reservedTable(config: usize): usize {
+  return <usize>load<u32>(config + 12);
+}
+// @ts-ignore: decorator
+@inline
+function reservedEntries(config: usize): i32 {
+  return <i32>load<u32>(config + 16);
 }
 
 /**
  * Copies the elements of a JSON array of objects (the rows of a parquet slice, as
- * `JSON.stringify` wrote them) to `out` as lines, each with `suffix` in place of its
+ * `JSON.stringify` wrote them) to `out` as lines, each with the suffix in place of its
  * closing brace as in `spliceLines`. Returns how many elements were copied: it stops at
  * the first element that is not an object, or that has a reserved top-level key or one
  * written with escapes; the caller serializes that element and every one after it itself.
@@ -98,16 +119,9 @@ function appendSpliced(o: usize, start: usize, close: usize, suffix: usize, suff
  * does not check it: it only finds where each element ends, jumping 16 bytes at a time to
  * the next character that can open or close something (`"`, `\`, `{`, `}`, `[`, `]`, `,`).
  */
-export function spliceArray(
-  start: usize,
-  end: usize,
-  out: usize,
-  suffix: usize,
-  suffixLength: usize,
-  skipsComma: bool,
-  reserved: usize,
-  reservedCount: i32,
-): i32 {
+export function spliceArray(start: usize, end: usize, out: usize, config: usize): i32 {
+  const reserved = reservedTable(config);
+  const reservedCount = reservedEntries(config);
   let o = out;
   let k = 0;
   if (start < end && load<u8>(start) == OPEN_ARRAY) {
@@ -116,7 +130,7 @@ export function spliceArray(
       const element = i;
       const after = trustedContainerEnd(element, end, reserved, reservedCount);
       if (after == 0) break;
-      o = appendSpliced(o, element, after - 1, suffix, suffixLength, skipsComma);
+      o = appendSpliced(o, element, after - 1, config);
       k++;
       if (after >= end || load<u8>(after) != COMMA) break;
       i = after + 1;
@@ -130,23 +144,17 @@ export function spliceArray(
  * Writes `rows` JSON lines from the columns of a slice, each column given as the JSON
  * array of its values (as `JSON.stringify` wrote it): line `i` is `{`, then for each
  * column its key (`"name":`, after a comma from the second on) and its `i`-th value, then
- * `suffix` (which closes the object; its first byte, a comma, is left out when there are no
- * columns and `skipsComma` is set). The text is trusted to be JSON, as in `spliceArray`.
+ * the suffix (which closes the object; without its comma when there are no columns and the
+ * config says so). The text is trusted to be JSON, as in `spliceArray`.
  * `columns` is a table of `count` entries of four u32: the key's address and length, the
  * address of the column's next value (moved along as rows are written) and the end of
  * its text. Reads and writes may run 32 bytes past the input and the output (`copy`).
  */
-export function spliceColumns(
-  columns: usize,
-  count: i32,
-  rows: i32,
-  out: usize,
-  suffix: usize,
-  suffixLength: usize,
-  skipsComma: bool,
-): void {
+export function spliceColumns(columns: usize, count: i32, rows: i32, out: usize, config: usize): void {
   let o = out;
-  const from: usize = skipsComma && count == 0 ? 1 : 0;
+  const from: usize = skipsComma(config) && count == 0 ? 1 : 0;
+  const suffix = suffixAt(config) + from;
+  const tail = suffixLength(config) - from;
   // Each column's text opens its array with `[`.
   for (let c = 0; c < count; c++) {
     const entry = columns + (<usize>c << 4);
@@ -167,8 +175,8 @@ export function spliceColumns(
       // Past the comma (or the closing `]`) after the value.
       store<u32>(entry + 8, <u32>(after + 1));
     }
-    copy(o, suffix + from, suffixLength - from);
-    o += suffixLength - from;
+    copy(o, suffix, tail);
+    o += tail;
   }
   written = o;
 }
@@ -264,8 +272,8 @@ function trustedContainerEnd(i: usize, n: usize, reserved: usize, reservedCount:
  * Just past the closing `}` when `[start, end)` is exactly one JSON object (surrounding
  * JSON whitespace allowed) none of whose top-level keys is reserved; 0 otherwise.
  */
-export function scanObject(start: usize, end: usize, reserved: usize, reservedCount: i32): usize {
-  const after = objectEnd(skipSpace(start, end), end, reserved, reservedCount);
+export function scanObject(start: usize, end: usize, config: usize): usize {
+  const after = objectEnd(skipSpace(start, end), end, reservedTable(config), reservedEntries(config));
   return after != 0 && skipSpace(after, end) == end ? after : 0;
 }
 
