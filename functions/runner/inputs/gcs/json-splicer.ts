@@ -76,16 +76,16 @@ function configImage(suffix: Uint8Array, reserved: readonly Uint8Array[], skipsC
   const tableAt = base + 20;
   let at = tableAt + reserved.length * 8;
   const image = new Uint8Array(at - base + reserved.reduce((n, name) => n + name.length, 0) + suffix.length);
-  const words = new DataView(image.buffer);
+  const view = new DataView(image.buffer);
   reserved.forEach((name, r) => {
-    words.setUint32(tableAt - base + r * 8, at, true);
-    words.setUint32(tableAt - base + r * 8 + 4, name.length, true);
+    view.setUint32(tableAt - base + r * 8, at, true);
+    view.setUint32(tableAt - base + r * 8 + 4, name.length, true);
     image.set(name, at - base);
     at += name.length;
   });
   image.set(suffix, at - base);
   const header = [at, suffix.length, skipsComma ? 1 : 0, tableAt, reserved.length];
-  for (let i = 0; i < header.length; i++) words.setUint32(i * 4, header[i]!, true);
+  for (let i = 0; i < header.length; i++) view.setUint32(i * 4, header[i]!, true);
   return { config: base, image, end: align8(base + image.length), suffixLength: suffix.length };
 }
 
@@ -149,15 +149,16 @@ export class JsonLineSplicer {
   spliceColumns(keys: readonly Uint8Array[], texts: readonly string[], rows: number): Uint8Array {
     const { config, image, end, suffixLength } = this.#layout;
     const tableAt = end;
-    let size = tableAt + keys.length * 16;
-    let lineBytes = 2 + keys.length + suffixLength;
-    for (let c = 0; c < keys.length; c++) {
-      size += keys[c]!.length + texts[c]!.length * 3;
-      lineBytes += keys[c]!.length;
-    }
-    const outAt = align8(size + OVERREAD);
+    // Room for each key and its column's text (at most 3 UTF-8 bytes per UTF-16 unit); a
+    // line holds `{`, a comma, key and value per column, and the suffix.
+    let keyBytes = 0;
     let textBytes = 0;
-    for (const text of texts) textBytes += text.length * 3;
+    for (let c = 0; c < keys.length; c++) {
+      keyBytes += keys[c]!.length;
+      textBytes += texts[c]!.length * 3;
+    }
+    const outAt = align8(tableAt + keys.length * 16 + keyBytes + textBytes + OVERREAD);
+    const lineBytes = 1 + keys.length + keyBytes + suffixLength;
     const { heap, words } = memoryOf(outAt + textBytes + rows * lineBytes + OVERREAD);
     heap.set(image, config);
     let at = tableAt + keys.length * 16;

@@ -22,8 +22,9 @@
  * Memory is laid out by the caller; nothing here allocates. What a splice adds and
  * refuses is one `config` block of five u32: the suffix's address and length, whether `{}`
  * leaves out the suffix's first byte (its comma), and the reserved-name table's address and
- * entry count; the table holds pairs of u32 (address, length). SIMD loads may read up to 15
- * bytes past a line's end, so the caller leaves that much memory after its input.
+ * entry count; the table holds pairs of u32 (address, length). SIMD loads and short
+ * copies read and write up to 16 bytes past their end, so the caller leaves 32 bytes of
+ * room after its input and its output.
  */
 
 /** Deepest nesting scanned; deeper lines take the slow path (json-splicer.ts MAX_SCAN_DEPTH). */
@@ -39,7 +40,7 @@ export function heapBase(): usize {
 
 let written: usize = 0;
 
-/** The end of what the last `spliceLines` wrote. */
+/** The end of what the last splice wrote. */
 export function outputEnd(): usize {
   return written;
 }
@@ -148,7 +149,7 @@ export function spliceArray(start: usize, end: usize, out: usize, config: usize)
  * config says so). The text is trusted to be JSON, as in `spliceArray`.
  * `columns` is a table of `count` entries of four u32: the key's address and length, the
  * address of the column's next value (moved along as rows are written) and the end of
- * its text. Reads and writes may run 32 bytes past the input and the output (`copy`).
+ * its text.
  */
 export function spliceColumns(columns: usize, count: i32, rows: i32, out: usize, config: usize): void {
   let o = out;
@@ -183,8 +184,8 @@ export function spliceColumns(columns: usize, count: i32, rows: i32, out: usize,
 
 /**
  * `memory.copy` for the short keys and values of columns: one or two 16-byte moves below 33
- * bytes (a `memory.copy` call costs more than that). It may read and write up to 31 bytes
- * past `length`; the caller leaves that much room after its input and its output.
+ * bytes (a `memory.copy` call costs more than that). It may read and write up to 16 bytes
+ * past `length`.
  */
 // @ts-ignore: decorator
 @inline
