@@ -1,6 +1,6 @@
 // How `sluice` starts fast without a build step. The CLI is TypeScript; through tsx a
 // command took about 0.9 s to start, most of it transforming and resolving some seventy
-// modules. So the first run bundles them with esbuild (about half a second) into
+// modules. So the first run bundles them with esbuild (about 0.1 s) into
 // node_modules/.cache/sluice/, and later runs load that one file (about 0.35 s). npm
 // packages stay outside the bundle, so the cloud SDKs still load only when a command needs
 // them. Next to the bundle, a manifest records the modification time and size of every
