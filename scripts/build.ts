@@ -107,12 +107,14 @@ export async function buildFunctions(outDir = OUT_DIR): Promise<BuiltFunction[]>
       engines: { node: '20' },
       dependencies,
     };
-    const files = {
+    const files: Record<string, string | Buffer> = {
       'index.js': readFileSync(join(dir, 'index.js')),
       'index.js.map': readFileSync(join(dir, 'index.js.map')),
       'package.json': `${JSON.stringify(pkg, null, 2)}\n`,
     };
-    writeFileSync(join(dir, 'package.json'), files['package.json']);
+    if (entry.kind === 'docs') files[`${entry.name}.json`] = await openApiDocument();
+    for (const [file, content] of Object.entries(files))
+      if (file !== 'index.js') writeFileSync(join(dir, file), content);
     const zip = zipFiles(files);
     const archive = join(outDir, `${entry.name}.zip`);
     writeFileSync(archive, zip);
@@ -122,7 +124,7 @@ export async function buildFunctions(outDir = OUT_DIR): Promise<BuiltFunction[]>
       archive: relative(outDir, archive),
       sha256: createHash('sha256').update(zip).digest('hex'),
       bytes: zip.length,
-      bundleBytes: files['index.js'].length,
+      bundleBytes: files['index.js']!.length,
       dependencies,
     });
   }
@@ -131,6 +133,26 @@ export async function buildFunctions(outDir = OUT_DIR): Promise<BuiltFunction[]>
 }
 
 /** The packages an output imports but does not contain, with the versions installed here. */
+/** The OpenAPI document of the whole API, as the local stack serves it (functions/entry/document-function.ts). */
+async function openApiDocument(): Promise<string> {
+  const [{ createApp }, { ALL_FAMILIES }, { loadConfig }, { cloudClients }, { createLogger }] =
+    await Promise.all([
+      import('../functions/app/create-app.ts'),
+      import('../functions/families.ts'),
+      import('../functions/app/config.ts'),
+      import('../functions/adapters/clients.ts'),
+      import('../functions/app/logger.ts'),
+    ]);
+  const deps = {
+    config: loadConfig({}),
+    clients: cloudClients({ projectId: 'sluice-build' }),
+    logger: createLogger({ level: 'silent' }),
+  };
+  const response = await createApp(deps, ALL_FAMILIES).request('/api/openapi.json');
+  if (!response.ok) throw new Error(`the OpenAPI document: HTTP ${response.status}`);
+  return await response.text();
+}
+
 function externalDependencies(metafile: Metafile, name: string, outDir: string): Record<string, string> {
   const output = metafile.outputs[relative(ROOT, join(outDir, name, 'index.js'))];
   if (!output) throw new Error(`esbuild produced no output for ${name}`);

@@ -1,5 +1,4 @@
 // Generated from functions/entry/table.ts by `npm run build`; do not edit.
-import { ALL_FAMILIES } from '../families.ts';
-import { httpFunction } from './http-function.ts';
+import { documentFunction } from './document-function.ts';
 
-export const handler = httpFunction(ALL_FAMILIES);
+export const handler = documentFunction(import.meta.url, 'openapi.json', '/api/openapi.json');

@@ -20,7 +20,7 @@ export interface HttpEntry {
   exportName: string;
 }
 
-/** Serves `/api/openapi.json` for the whole API: mounts every family (clients stay lazy). */
+/** Serves `/api/openapi.json` for the whole API: a document `npm run build` writes next to the bundle. */
 export interface DocsEntry {
   kind: 'docs';
   name: string;
@@ -72,9 +72,8 @@ export function entrySource(entry: Entry): string {
     case 'docs':
       return (
         HEADER +
-        "import { ALL_FAMILIES } from '../families.ts';\n" +
-        "import { httpFunction } from './http-function.ts';\n\n" +
-        'export const handler = httpFunction(ALL_FAMILIES);\n'
+        "import { documentFunction } from './document-function.ts';\n\n" +
+        `export const handler = documentFunction(import.meta.url, '${entry.name}.json', '/api/${entry.name}.json');\n`
       );
     case 'tasks':
       return (

@@ -14,12 +14,14 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cloudClients } from '../../functions/adapters/clients.ts';
 import { loadConfig } from '../../functions/app/config.ts';
+import { createApp } from '../../functions/app/create-app.ts';
 import type { AppDeps } from '../../functions/app/deps.ts';
 import { createLogger } from '../../functions/app/logger.ts';
 import { createRouter } from '../../functions/app/router.ts';
 import { type HttpHandler, httpFunction } from '../../functions/entry/http-function.ts';
 import { entryTable } from '../../functions/entry/table.ts';
 import { dueTasks, tasksFunction } from '../../functions/entry/tasks-function.ts';
+import { ALL_FAMILIES } from '../../functions/families.ts';
 import { buildFunctions } from '../../scripts/build.ts';
 
 const deps: AppDeps = {
@@ -147,6 +149,26 @@ describe('npm run build', () => {
       expect(await res.json()).toEqual({ status: 'ok' });
     } finally {
       await fn.close();
+    }
+
+    // The OpenAPI function serves the document of every family, written at build time: its
+    // bundle holds no route family.
+    const docs = (await import(pathToFileURL(join(outDir, 'openapi/index.js')).href)) as {
+      handler: HttpHandler;
+    };
+    expect(readFileSync(join(outDir, 'openapi/index.js'), 'utf8')).not.toContain('zod');
+    const served = await serveLikeFunctionsFramework(docs.handler);
+    try {
+      const res = await fetch(`${served.url}/api/openapi.json`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-request-id')).toBeTruthy();
+      const local = await createApp(deps, ALL_FAMILIES).request('/api/openapi.json');
+      expect(await res.json()).toEqual(await local.json());
+      const other = await fetch(`${served.url}/api/jobs`);
+      expect(other.status).toBe(404);
+      expect((await other.json()).error.code).toBe('not_found');
+    } finally {
+      await served.close();
     }
   }, 120_000);
 });
