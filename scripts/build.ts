@@ -135,19 +135,14 @@ export async function buildFunctions(outDir = OUT_DIR): Promise<BuiltFunction[]>
 /** The packages an output imports but does not contain, with the versions installed here. */
 /** The OpenAPI document of the whole API, as the local stack serves it (functions/entry/document-function.ts). */
 async function openApiDocument(): Promise<string> {
-  const [{ createApp }, { ALL_FAMILIES }, { loadConfig }, { cloudClients }, { createLogger }] =
-    await Promise.all([
-      import('../functions/app/create-app.ts'),
-      import('../functions/families.ts'),
-      import('../functions/app/config.ts'),
-      import('../functions/adapters/clients.ts'),
-      import('../functions/app/logger.ts'),
-    ]);
-  const deps = {
-    config: loadConfig({}),
-    clients: cloudClients({ projectId: 'sluice-build' }),
-    logger: createLogger({ level: 'silent' }),
-  };
+  const [{ createApp }, { ALL_FAMILIES }, { cloudDeps }, { createLogger }] = await Promise.all([
+    import('../functions/app/create-app.ts'),
+    import('../functions/families.ts'),
+    import('../functions/entry/http-function.ts'),
+    import('../functions/app/logger.ts'),
+  ]);
+  // The entries' own dependencies (clients stay unconnected), without the access-log line.
+  const deps = { ...cloudDeps({}), logger: createLogger({ level: 'silent' }) };
   const response = await createApp(deps, ALL_FAMILIES).request('/api/openapi.json');
   if (!response.ok) throw new Error(`the OpenAPI document: HTTP ${response.status}`);
   return await response.text();

@@ -13,13 +13,12 @@
  *   export const handler = documentFunction(import.meta.url, 'openapi.json', '/api/openapi.json');
  */
 import { readFileSync } from 'node:fs';
-import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { AppEnv } from '../app/env.ts';
 import { onError, onNotFound } from '../app/errors.ts';
 import { createLogger } from '../app/logger.ts';
 import { requestContext } from '../app/middleware/request-context.ts';
-import type { HttpHandler } from './http-function.ts';
+import { type HttpHandler, handlerFor } from './request-handler.ts';
 
 /** Serves `file`, found next to the module at `moduleUrl`, at GET `path`. */
 export function documentFunction(moduleUrl: string, file: string, path: string): HttpHandler {
@@ -29,8 +28,5 @@ export function documentFunction(moduleUrl: string, file: string, path: string):
   app.get(path, (c) => c.body(body, 200, { 'content-type': 'application/json; charset=UTF-8' }));
   app.onError(onError);
   app.notFound(onNotFound);
-  const listener = getRequestListener(app.fetch);
-  return async (req, res) => {
-    await listener(req, res);
-  };
+  return handlerFor(app);
 }

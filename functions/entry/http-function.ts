@@ -9,15 +9,14 @@
  *   // functions/entry/tokens.ts
  *   export const handler = httpFunction([tokensFamily]);
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { getRequestListener } from '@hono/node-server';
 import { cloudClients } from '../adapters/clients.ts';
 import { loadConfig } from '../app/config.ts';
 import { createApp, type FamilyFactory } from '../app/create-app.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { createLogger } from '../app/logger.ts';
+import { type HttpHandler, handlerFor } from './request-handler.ts';
 
-export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+export type { HttpHandler } from './request-handler.ts';
 
 /** What every entry point shares: configuration from the environment, lazy clients, JSON logs. */
 export function cloudDeps(env: NodeJS.ProcessEnv = process.env): AppDeps {
@@ -26,9 +25,5 @@ export function cloudDeps(env: NodeJS.ProcessEnv = process.env): AppDeps {
 }
 
 export function httpFunction(factories: FamilyFactory[], deps: AppDeps = cloudDeps()): HttpHandler {
-  const app = createApp(deps, factories);
-  const listener = getRequestListener(app.fetch);
-  return async (req, res) => {
-    await listener(req, res);
-  };
+  return handlerFor(createApp(deps, factories));
 }
