@@ -6,7 +6,7 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { RESOURCE_ID } from '../../shared/auth/names.ts';
+import { WorkerId } from '../../shared/auth/name-schemas.ts';
 import {
   applyUpdate,
   ContextMapSchema,
@@ -26,7 +26,6 @@ import { type ContextScope, ContextStore } from './store.ts';
 export const EXPORT_FORMAT = 'sluice-context/v1' as const;
 
 const JobName = z.string().regex(JOB_NAME, 'job names use letters, digits, . _ - (at most 128)');
-const WorkerId = z.string().regex(RESOURCE_ID, 'worker ids use letters, digits, . _ - (at most 128)');
 const ContextAnswer = z.object({ context: ContextMapSchema }).openapi('ContextAnswer');
 const ExportDocument = z
   .object({ format: z.literal(EXPORT_FORMAT), exported_at: z.string().optional(), global: ContextMapSchema })

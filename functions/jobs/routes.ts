@@ -6,7 +6,7 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { RESOURCE_ID } from '../../shared/auth/names.ts';
+import { WorkerId } from '../../shared/auth/name-schemas.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { parseJobYaml } from '../../shared/job/parse.ts';
 import { JOB_NAME } from '../../shared/job/schema.ts';
@@ -29,9 +29,7 @@ const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml'];
 const NameParam = z.object({
   name: z.string().regex(JOB_NAME, 'job names use letters, digits, . _ - (at most 128)'),
 });
-const WorkerList = z
-  .array(z.string().regex(RESOURCE_ID, 'worker ids use letters, digits, . _ - (at most 128)'))
-  .max(1000);
+const WorkerList = z.array(WorkerId).max(1000);
 const DeploymentView = z.object({
   worker: z.string(),
   state: z.string(),
@@ -324,7 +322,7 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
       tags: ['jobs'],
       summary: 'The definition a worker would run, with the scope of every context key',
       security: BEARER,
-      request: { params: NameParam, query: z.object({ worker: z.string().regex(RESOURCE_ID) }) },
+      request: { params: NameParam, query: z.object({ worker: WorkerId }) },
       responses: {
         200: json(
           z.object({

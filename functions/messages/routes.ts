@@ -4,7 +4,7 @@
  * tenant's, or one), where `message`-triggered inputs whose filters match run.
  */
 import { createRoute, z } from '@hono/zod-openapi';
-import { RESOURCE_ID } from '../../shared/auth/names.ts';
+import { WorkerId } from '../../shared/auth/name-schemas.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { BEARER, body, errors, json } from '../app/openapi-common.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
@@ -18,11 +18,9 @@ const Message = z
     tags: z.array(z.string().min(1).max(128)).max(32).default([]),
     payload: z.record(z.string(), z.unknown()).default({}),
     job: z.string().max(128).optional(),
-    worker: z
-      .string()
-      .regex(RESOURCE_ID)
-      .optional()
-      .openapi({ description: 'Deliver to this worker only (default: every worker)' }),
+    worker: WorkerId.optional().openapi({
+      description: 'Deliver to this worker only (default: every worker)',
+    }),
   })
   .openapi('Message');
 

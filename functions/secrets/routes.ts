@@ -5,7 +5,7 @@
  * can have them revealed (`POST /api/worker/secrets/resolve`).
  */
 import { createRoute, z } from '@hono/zod-openapi';
-import { RESOURCE_ID } from '../../shared/auth/names.ts';
+import { resourceId } from '../../shared/auth/name-schemas.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
@@ -14,8 +14,8 @@ import { authenticate, requireRole } from '../auth/middleware.ts';
 import { SecretStore } from './store.ts';
 
 const Params = z.object({
-  scope: z.string().regex(RESOURCE_ID, 'scopes use letters, digits, . _ - (at most 128)'),
-  name: z.string().regex(RESOURCE_ID, 'names use letters, digits, . _ - (at most 128)'),
+  scope: resourceId('scopes'),
+  name: resourceId('names'),
 });
 
 export function secretsFamily(deps: AppDeps): RouteFamily {

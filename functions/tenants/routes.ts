@@ -1,6 +1,6 @@
 /** The `tenants` family: the system admin creates tenants; everyone may list their own. */
 import { createRoute, z } from '@hono/zod-openapi';
-import { TENANT_NAME } from '../../shared/auth/names.ts';
+import { TenantName } from '../../shared/auth/name-schemas.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { BEARER, body, errors, json } from '../app/openapi-common.ts';
@@ -11,7 +11,7 @@ import { authServices } from '../auth/services.ts';
 const Tenant = z.object({ name: z.string(), created_at: z.string() }).openapi('Tenant');
 const CreateTenant = z
   .strictObject({
-    name: z.string().regex(TENANT_NAME, 'tenant names are 2-63 lowercase letters, digits and -'),
+    name: TenantName,
   })
   .openapi('CreateTenant');
 

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Transaction } from '@google-cloud/firestore';
 import { createRoute, z } from '@hono/zod-openapi';
 import { hashKey, kindOfKey, newKey, sameHash } from '../../shared/auth/keys.ts';
-import { RESOURCE_ID } from '../../shared/auth/names.ts';
+import { WorkerId } from '../../shared/auth/name-schemas.ts';
 import { parseDuration } from '../../shared/duration.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { AppDeps } from '../app/deps.ts';
@@ -30,7 +30,6 @@ import { deleteWorkerSubscription, ensureWorkerSubscription } from '../messaging
 /** Built-in workers: `cloud` (the scheduled function) always, `local` in the local stack. */
 export const BUILT_IN_WORKERS = ['cloud', 'local'] as const;
 
-const WorkerId = z.string().regex(RESOURCE_ID, 'worker ids use letters, digits, . _ - (at most 128)');
 const Labels = z.record(z.string().max(63), z.string().max(63)).default({});
 const CreateWorker = z.strictObject({ id: WorkerId, labels: Labels }).openapi('CreateWorker');
 const EnrollWorker = z
