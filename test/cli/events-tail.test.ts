@@ -65,6 +65,8 @@ describe('sluice events tail', () => {
       for (let i = 0; i < 300 && notes().length < count; i++) await new Promise((r) => setTimeout(r, 50));
       return notes();
     };
+    // Not a wait for the child: the late event below is made 1.5 s in the past, and that
+    // time must still be after --since (the tail prints events whenever its first poll comes).
     await new Promise((r) => setTimeout(r, 2000));
     await append('late', 'first');
     await append('other', 'another job');
@@ -73,9 +75,11 @@ describe('sluice events tail', () => {
     await append('late', 'slow commit', 1_500);
     await append('late', 'third');
     expect(await printed(3)).toEqual(['first', 'slow commit', 'third']);
-    // Polled again and again: still each once.
-    await new Promise((r) => setTimeout(r, 800));
-    expect(notes()).toEqual(['first', 'slow commit', 'third']);
+    // Polled again and again: still each once. The proof that the tail polled after
+    // printing `third` is a fourth event it printed; nothing came out twice on the way.
+    await append('other', 'not this job');
+    await append('late', 'fourth');
+    expect(await printed(4)).toEqual(['first', 'slow commit', 'third', 'fourth']);
   }, 30_000);
 
   it('refuses a --since that is not a time, saying what it expects', async () => {

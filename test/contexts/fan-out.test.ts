@@ -40,6 +40,9 @@ afterAll(async () => {
   await t.close();
 });
 
+const hasMarkerIn = (body: Record<string, unknown>) =>
+  (body.payload as { context?: { marker?: number } }).context?.marker === 1;
+
 async function until(check: () => boolean, ms = 5_000) {
   const deadline = Date.now() + ms;
   while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
@@ -53,11 +56,18 @@ describe('context fan-out', () => {
     await post('update-global', { region: 'eu' });
     await post('update-worker-map/w1', { pinned: true });
     await post('update-job-map/some-job', { quiet: true });
-    await until(() => received.w1!.length >= 2 && received.w2!.length >= 1);
-    await new Promise((r) => setTimeout(r, 300));
+    // The proof that the job change reached no one: a global change made after it has
+    // reached both workers, so a message for the job change had its chance to arrive first.
+    await post('update-global', { region: 'eu', marker: 1 });
+    const hasMarker = (worker: string) => received[worker]!.some((m) => hasMarkerIn(m.body));
+    await until(
+      () => hasMarker('w1') && hasMarker('w2') && received.w1!.length >= 3 && received.w2!.length >= 2,
+    );
 
     const scopes = (worker: string) =>
-      received[worker]!.map((m) => (m.body.payload as { scope: string }).scope);
+      received[worker]!.filter((m) => !hasMarkerIn(m.body)).map(
+        (m) => (m.body.payload as { scope: string }).scope,
+      );
     expect(scopes('w1').sort()).toEqual(['global', 'worker']);
     expect(scopes('w2')).toEqual(['global']);
 

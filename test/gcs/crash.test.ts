@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Storage } from '@google-cloud/storage';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
+import { seededRandom, testSeed } from '../helpers/random.ts';
 
 const OBJECTS = 100;
 const LINES = 400;
@@ -24,6 +25,10 @@ const stateDir = join(dir, 'state');
 const fingerprintFile = join(stateDir, 'crash.fingerprints.json');
 const jobFile = join(dir, 'crash.yaml');
 let gcs: StorageEmulator;
+const seed = testSeed();
+const random = seededRandom(seed);
+/** Every failure message names the seed, so the same kill points can be replayed. */
+const replay = `seed ${seed}, replay with SLUICE_TEST_SEED=${seed}`;
 
 const objectName = (o: number) => `part-${String(o).padStart(3, '0')}.ndjson`;
 
@@ -66,7 +71,7 @@ function runJob(onLine: (line: string) => void, shouldKill?: () => boolean) {
         // A random delay decouples the kill from the child's writes, so it also lands
         // between a write and the next fingerprint commit, not just right after a write.
         killing = true;
-        setTimeout(() => (killed = child.kill('SIGKILL')), Math.random() * MAX_KILL_DELAY_MS);
+        setTimeout(() => (killed = child.kill('SIGKILL')), random() * MAX_KILL_DELAY_MS);
       }
     });
     // 'close' waits for the pipe to drain: what the child wrote before dying is still read.
@@ -96,22 +101,29 @@ it('SIGKILL at 20 random points, then a run to the end: every line printed, noth
   // is killed once the lines printed so far (all runs together) reach the next point.
   // The last TAIL lines are left out: there the runner may already have exited.
   const total = OBJECTS * LINES;
-  const points = Array.from({ length: KILLS }, () => 1 + Math.floor(Math.random() * (total - TAIL)));
+  const points = Array.from({ length: KILLS }, () => 1 + Math.floor(random() * (total - TAIL)));
   points.sort((a, b) => a - b);
   for (const [kill, point] of points.entries()) {
     const run = await runJob(record, () => printedLines >= point);
-    expect(run.killed, `run ${kill + 1} ended (code ${run.code}) before its kill point ${point}`).toBe(true);
+    expect(
+      run.killed,
+      `run ${kill + 1} ended (code ${run.code}) before its kill point ${point}; ${replay}`,
+    ).toBe(true);
     const early = fingerprintedObjects().filter((object) => !fullyPrinted(object));
-    expect(early, `fingerprinted before all lines were printed (after kill ${kill + 1})`).toEqual([]);
+    expect(early, `fingerprinted before all lines were printed (after kill ${kill + 1}); ${replay}`).toEqual(
+      [],
+    );
   }
 
   const last = await runJob(record);
-  expect(last.code).toBe(0);
-  expect(fingerprintedObjects().sort()).toEqual(Array.from({ length: OBJECTS }, (_, o) => objectName(o)));
+  expect(last.code, replay).toBe(0);
+  expect(fingerprintedObjects().sort(), replay).toEqual(
+    Array.from({ length: OBJECTS }, (_, o) => objectName(o)),
+  );
   const incomplete = [...Array(OBJECTS).keys()].map(objectName).filter((object) => !fullyPrinted(object));
-  expect(incomplete).toEqual([]);
+  expect(incomplete, replay).toEqual([]);
   // The fingerprints did their job: a run after the end prints nothing.
   const after: string[] = [];
   await runJob((line) => after.push(line));
-  expect(after).toEqual([]);
+  expect(after, replay).toEqual([]);
 }, 180_000);

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { fileStores } from '../../functions/runner/stores/file.ts';
 import { runOnTrigger, type TriggerContext } from '../../functions/runner/triggers.ts';
 import type { MessageSource, RunWindow } from '../../functions/runner/types.ts';
@@ -74,22 +74,31 @@ describe('triggers', () => {
   });
 
   it('runs a cron schedule, at once first only with immediate', async () => {
-    for (const immediate of [true, false]) {
-      const { ctx, controller } = context();
-      const started = Date.now();
-      let firstAt = -1;
-      await runOnTrigger(
-        trigger({ cron: { cron: '* * * * * *', immediate } }),
-        async () => {
-          firstAt = Date.now() - started;
-          controller.abort();
-        },
-        ctx,
-      );
-      if (immediate) expect(firstAt).toBeLessThan(100);
-      // The next whole second: up to 1 s away, and never before the schedule.
-      else expect(firstAt).toBeLessThanOrEqual(1_100);
-      expect(firstAt).toBeGreaterThanOrEqual(0);
+    // An injected clock: the first run's time is exact, whatever the machine's load.
+    const start = Date.parse('2026-01-01T12:00:00.300Z');
+    vi.useFakeTimers({ now: start });
+    try {
+      for (const immediate of [true, false]) {
+        vi.setSystemTime(start);
+        const { ctx, controller } = context();
+        let firstAt: number | undefined;
+        const done = runOnTrigger(
+          trigger({ cron: { cron: '* * * * * *', immediate } }),
+          async () => {
+            firstAt = Date.now();
+            controller.abort();
+          },
+          ctx,
+        );
+        await vi.advanceTimersByTimeAsync(2_000);
+        await done;
+        // Without immediate, the first run waits for the next whole second of the schedule.
+        expect(new Date(firstAt!).toISOString()).toBe(
+          immediate ? '2026-01-01T12:00:00.300Z' : '2026-01-01T12:00:01.000Z',
+        );
+      }
+    } finally {
+      vi.useRealTimers();
     }
   });
 
@@ -227,10 +236,11 @@ describe('triggers', () => {
       },
       ctx,
     );
-    await new Promise((r) => setTimeout(r, 20));
     send('user-generated', ['other']);
     send('user-alert', ['go']);
-    await new Promise((r) => setTimeout(r, 50));
+    // A matching message would start a run within the microtasks that follow its delivery
+    // (the trigger loop waits on no timer): once they have all run, no run means no match.
+    await new Promise((r) => setImmediate(r));
     expect(runs).toBe(0);
     send('user-generated', ['go', 'x']);
     await done; // the limit ends the trigger
