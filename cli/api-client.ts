@@ -11,12 +11,15 @@ import { readFileSync } from 'node:fs';
 import { Agent, type Dispatcher, request } from 'undici';
 import type { ErrorBody } from '../shared/errors.ts';
 import { CliError, EXIT, exitCodeForApiError } from './exit-codes.ts';
+import { checkServerTransport } from './transport.ts';
 
 export interface ApiClientOptions {
   server: string;
   token?: string | undefined;
   caFile?: string | undefined;
   insecure?: boolean | undefined;
+  /** Allow http:// to hosts other than this machine (see cli/transport.ts). */
+  insecureHttp?: boolean | undefined;
 }
 
 export interface RequestOptions {
@@ -33,6 +36,8 @@ export class ApiClient {
   private readonly dispatcher: Agent;
 
   constructor(private readonly options: ApiClientOptions) {
+    // Here rather than only in the flag handling, so that no caller can send a key in clear by accident.
+    checkServerTransport(options.server, options.insecureHttp);
     this.dispatcher = new Agent({
       connect: {
         rejectUnauthorized: !options.insecure,
@@ -57,7 +62,7 @@ export class ApiClient {
     if (!opts.anonymous) {
       if (!this.options.token) {
         throw new CliError('not logged in', EXIT.auth, [
-          'Run `sluice login USERNAME --password-stdin`, or set SLUICE_TOKEN / --token.',
+          'Run `sluice login USERNAME --password-stdin`, or set SLUICE_TOKEN / --token-stdin.',
         ]);
       }
       headers.authorization = `Bearer ${this.options.token}`;

@@ -1,30 +1,47 @@
 /**
  * Global flags shared by every command, resolved once per run:
- * `--server` (env SLUICE_SERVER), `--token` (env SLUICE_TOKEN, else the stored login),
- * `--ca-file`, `--insecure`, `-o table|json|yaml`.
+ * `--server` (env SLUICE_SERVER), the token (`--token-stdin`, env SLUICE_TOKEN, else the stored
+ * login; `--token` works but shows the token to every local user in the process list),
+ * `--ca-file`, `--insecure`, `--insecure-http`, `-o table|json|yaml`.
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { ApiClient } from './api-client.ts';
 import { readLogin } from './credentials-store.ts';
+import { CliError } from './exit-codes.ts';
 import { type CliIo, OUTPUT_FORMATS, type OutputFormat } from './output.ts';
+import { readSecretFromStdin } from './stdin-secret.ts';
+import { checkServerTransport } from './transport.ts';
 
 export const DEFAULT_SERVER = 'https://127.0.0.1:8443';
 
 export interface GlobalOptions {
   server: string;
   token?: string;
+  tokenStdin?: boolean;
   caFile?: string;
   insecure?: boolean;
+  insecureHttp?: boolean;
   output: OutputFormat;
 }
 
 export function addGlobalOptions(program: Command): Command {
   return program
     .option('--server <url>', `control plane URL (env: SLUICE_SERVER, default: ${DEFAULT_SERVER})`)
-    .option('--token <jwt>', 'bearer token (env: SLUICE_TOKEN, default: the stored login)')
+    .option(
+      '--token <jwt>',
+      'bearer token; other local users can read it in the process list: prefer SLUICE_TOKEN or --token-stdin',
+    )
+    .option(
+      '--token-stdin',
+      'read the bearer token from standard input (else env SLUICE_TOKEN, else the stored login)',
+    )
     .option('--ca-file <path>', 'trust this CA certificate (PEM), e.g. .sluice/tls/cert.pem')
     .option('--insecure', 'skip TLS certificate verification (local testing only)')
+    .option(
+      '--insecure-http',
+      'allow an http:// server other than this machine (credentials travel unencrypted; env: SLUICE_INSECURE_HTTP=1)',
+    )
     .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUT_FORMATS).default('table'));
 }
 
@@ -38,11 +55,13 @@ export interface CommandContext {
 
 export function commandContext(io: CliIo, command: Command, env: NodeJS.ProcessEnv): CommandContext {
   const given = command.optsWithGlobals<Partial<GlobalOptions>>();
+  const token = given.token ?? env.SLUICE_TOKEN;
   const globals: GlobalOptions = {
     ...given,
     server: given.server ?? env.SLUICE_SERVER ?? DEFAULT_SERVER,
     output: given.output ?? 'table',
-    ...((given.token ?? env.SLUICE_TOKEN) ? { token: given.token ?? env.SLUICE_TOKEN } : {}),
+    ...(token ? { token } : {}),
+    ...(given.insecureHttp || env.SLUICE_INSECURE_HTTP === '1' ? { insecureHttp: true } : {}),
   };
   let client: ApiClient | undefined;
   return {
@@ -51,15 +70,34 @@ export function commandContext(io: CliIo, command: Command, env: NodeJS.ProcessE
     globals,
     async api() {
       if (!client) {
-        const token = globals.token ?? (await readLogin(globals.server, env))?.token;
+        const warning = checkServerTransport(globals.server, globals.insecureHttp);
+        if (warning) io.stderr(warning);
         client = new ApiClient({
           server: globals.server,
-          token,
+          token: await tokenFor(io, globals, given.token !== undefined, env),
           caFile: globals.caFile,
           insecure: globals.insecure,
+          insecureHttp: globals.insecureHttp,
         });
       }
       return client;
     },
   };
+}
+
+async function tokenFor(
+  io: CliIo,
+  globals: GlobalOptions,
+  onCommandLine: boolean,
+  env: NodeJS.ProcessEnv,
+): Promise<string | undefined> {
+  if (globals.tokenStdin) {
+    if (onCommandLine) throw CliError.usage('pass either --token or --token-stdin, not both');
+    return await readSecretFromStdin(io, 'token');
+  }
+  if (onCommandLine)
+    io.stderr(
+      'warning: --token shows the token to every user of this machine in the process list; use SLUICE_TOKEN or --token-stdin\n',
+    );
+  return globals.token ?? (await readLogin(globals.server, env))?.token;
 }

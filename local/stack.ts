@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -22,7 +22,9 @@ import { createApp } from '../functions/app/create-app.ts';
 import type { AppDeps } from '../functions/app/deps.ts';
 import { createLogger } from '../functions/app/logger.ts';
 import { ALL_FAMILIES } from '../functions/families.ts';
+import { LOCAL_EGRESS_ALLOW, parseEgressAllow } from '../functions/runner/egress/policy.ts';
 import { webUi } from '../web/serve.ts';
+import { dropFirestoreSigningKeys, localSigningKeyFile, securePermissions } from './data-dir.ts';
 import { startGoogleEmulators } from './google-emulators.ts';
 import { startLocalWorker } from './local-worker.ts';
 import { startStorageEmulator } from './storage-emulator/index.ts';
@@ -60,7 +62,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const env = options.env ?? process.env;
   const host = options.host ?? '127.0.0.1';
   const projectId = options.projectId ?? 'demo-sluice';
-  await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+  await securePermissions(options.dataDir);
 
   const google = await startGoogleEmulators({
     persistDir: options.dataDir,
@@ -86,6 +88,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     ...loadConfig(env),
     projectId,
     secretsKey: env.SLUICE_SECRETS_KEY ?? (await localSecretsKey(options.dataDir)),
+    signingKeyFile: await localSigningKeyFile(options.dataDir),
+    // Jobs on the local `cloud` worker may reach local test servers; the cloud allows none.
+    egressAllow: parseEgressAllow(env.SLUICE_EGRESS_ALLOW, LOCAL_EGRESS_ALLOW),
   };
   const deps: AppDeps = { config, clients: cloudClients({ projectId }), logger: createLogger() };
   const timers: NodeJS.Timeout[] = [];
@@ -105,6 +110,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
   try {
     const notices: string[] = [];
+    if (await dropFirestoreSigningKeys(deps))
+      notices.push(
+        `token signing moved to ${join(options.dataDir, 'signing-keys.json')} (the old key sat in the Firestore emulator, readable by any local user): sign in again`,
+      );
     for (const task of STARTUP_TASKS) notices.push(...(await task.run(deps, env, options.dataDir)));
 
     const app = createApp(deps, ALL_FAMILIES);

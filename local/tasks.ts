@@ -7,6 +7,7 @@ import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AppDeps } from '../functions/app/deps.ts';
 import { drainOutbox } from '../functions/contexts/outbox.ts';
+import { sweepExpiredEvents, withoutFirestoreTtl } from '../functions/events/expiry-sweep.ts';
 import { bootstrapAdmin } from '../functions/identity/bootstrap.ts';
 import { cloudWorkerTick } from '../functions/scheduled/cloud-worker.ts';
 import { sweepOfflineWorkers } from '../functions/workers/offline-sweep.ts';
@@ -61,4 +62,21 @@ const offlineSweepTask: PeriodicTask = {
   run: async (deps) => void (await sweepOfflineWorkers(deps)),
 };
 
-export const PERIODIC_TASKS: PeriodicTask[] = [drainOutboxTask, cloudWorkerTask, offlineSweepTask];
+/**
+ * Deletes expired events, a bounded batch a tick, where Firestore runs no TTL policy (the
+ * emulator). In the cloud the TTL policy on `events.expires_at` does it and this does nothing.
+ */
+const expireEventsTask: PeriodicTask = {
+  name: 'expire events',
+  everyMs: 60_000,
+  run: async (deps) => {
+    if (withoutFirestoreTtl()) await sweepExpiredEvents(deps);
+  },
+};
+
+export const PERIODIC_TASKS: PeriodicTask[] = [
+  drainOutboxTask,
+  cloudWorkerTask,
+  offlineSweepTask,
+  expireEventsTask,
+];

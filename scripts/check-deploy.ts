@@ -8,7 +8,10 @@
  *   - every Firestore query in the code over more than one field has a composite
  *     index, and every collection-group query an index with collection-group scope;
  *   - the TTL policy on `fingerprints.expires_at` exists;
+ *   - the API functions trust exactly one proxy hop in X-Forwarded-For (the load balancer);
  *   - no role anywhere is primitive (roles/owner, roles/editor, roles/viewer);
+ *   - the API's service account holds no project-wide predefined Pub/Sub role, only the
+ *     worker-topic role on that topic and the per-worker-subscriptions role (exact permissions);
  *   - firebase.json routes the same paths as terraform (it has no hosting rewrites:
  *     the load balancer is the one router) and keeps its emulators;
  *   - `terraform fmt -check` passes, where terraform is on PATH (and `terraform
@@ -404,6 +407,8 @@ export function checkIndexes(tf: Terraform): CheckResult {
 const TTL_FIELDS = [
   ['fingerprints', 'expires_at'],
   ['rate-limit-failures', 'expires_at'],
+  ['events', 'expires_at'],
+  ['stream-tickets', 'expires_at'],
 ] as const;
 
 export function checkTtl(tf: Terraform): CheckResult {
@@ -416,6 +421,52 @@ export function checkTtl(tf: Terraform): CheckResult {
     `TTL policy on ${TTL_FIELDS.map(([c, f]) => `${c}.${f}`).join(', ')}`,
     missing.map(([c, f]) => `no google_firestore_field with ttl_config on ${c}/${f}`),
   );
+}
+
+// ---------------------------------------------------------------- client addresses
+
+/**
+ * The API functions sit behind Google's load balancer, which appends `<client>, <balancer>`
+ * to X-Forwarded-For. Without SLUICE_TRUSTED_PROXY_HOPS the functions use the socket
+ * address (the front end's), and every client would share one failed-login limit.
+ */
+export function checkProxyHops(tf: Terraform): CheckResult {
+  const problems: string[] = [];
+  const hops = tf.locals.common_env?.SLUICE_TRUSTED_PROXY_HOPS;
+  if (hops === undefined)
+    problems.push('local.common_env in terraform/functions.tf lacks SLUICE_TRUSTED_PROXY_HOPS');
+  else if (String(hops) !== '1')
+    problems.push(`SLUICE_TRUSTED_PROXY_HOPS is "${hops}"; behind Google's load balancer it must be "1"`);
+  const fn = tf.resource.google_cloudfunctions2_function?.fn?.[0];
+  const env = fn?.service_config?.[0]?.environment_variables;
+  if (env !== '${local.common_env}')
+    problems.push('google_cloudfunctions2_function.fn must set environment_variables = local.common_env');
+  return result('SLUICE_TRUSTED_PROXY_HOPS is set for the API functions', problems);
+}
+
+// ---------------------------------------------------------------- the cloud worker's sandbox
+
+/**
+ * The scheduled function runs every tenant's jobs: it must hold no project-wide Cloud
+ * Storage role (a gcs job would read every tenant's buckets through it), and its jobs
+ * may connect to no loopback or private address (SLUICE_EGRESS_ALLOW empty).
+ */
+export function checkRunnerSandbox(tf: Terraform): CheckResult {
+  const problems: string[] = [];
+  const runnerRoles = (tf.locals.project_roles?.runner?.roles ?? []) as unknown;
+  const roles = Array.isArray(runnerRoles) ? runnerRoles.map(String) : [String(runnerRoles)];
+  for (const role of roles) {
+    if (/storage|\$\{/.test(role))
+      problems.push(
+        `local.project_roles.runner grants ${role}: the runner may hold no project-wide storage role`,
+      );
+  }
+  const allow = tf.locals.common_env?.SLUICE_EGRESS_ALLOW;
+  if (allow === undefined)
+    problems.push('local.common_env in terraform/functions.tf lacks SLUICE_EGRESS_ALLOW');
+  else if (String(allow).trim() !== '')
+    problems.push(`SLUICE_EGRESS_ALLOW is "${allow}"; the cloud worker's jobs may reach no private address`);
+  return result("the cloud worker's jobs get no storage role and no private egress", problems);
 }
 
 // ---------------------------------------------------------------- IAM
@@ -433,6 +484,71 @@ export function checkRoles(tf: Terraform): CheckResult {
   };
   for (const [i, doc] of tf.raw.entries()) walk(doc, `tf#${i}`);
   return result('no primitive roles', problems);
+}
+
+// ---------------------------------------------------------------- the API's Pub/Sub rights
+
+const API_MEMBER = 'serviceAccount:${google_service_account.api.email}';
+/** What functions/messaging/worker-channel.ts and the workers' long poll need, and no more. */
+export const API_PUBSUB_ROLES = {
+  api_worker_topic: ['pubsub.topics.attachSubscription', 'pubsub.topics.get', 'pubsub.topics.publish'],
+  api_worker_subscriptions: [
+    'pubsub.subscriptions.consume',
+    'pubsub.subscriptions.create',
+    'pubsub.subscriptions.delete',
+    'pubsub.subscriptions.get',
+  ],
+} as const;
+
+/**
+ * `roles/pubsub.editor` on the project would let the API (and anyone who takes it over)
+ * delete or reconfigure every topic and subscription in the project. It gets the worker
+ * topic's rights on that topic alone, and project-level rights over subscriptions only
+ * because Pub/Sub checks `pubsub.subscriptions.create` on the project.
+ */
+export function checkApiPubsub(tf: Terraform): CheckResult {
+  const problems: string[] = [];
+  const apiRoles = (tf.locals.project_roles?.api?.roles ?? []) as unknown;
+  for (const role of Array.isArray(apiRoles) ? apiRoles.map(String) : [String(apiRoles)]) {
+    if (/pubsub|\$\{/.test(role))
+      problems.push(`local.project_roles.api grants ${role}: the API may hold no project-wide Pub/Sub role`);
+  }
+  const projectMembers = tf.resource.google_project_iam_member ?? {};
+  for (const [name, blocks] of Object.entries<Json[]>(projectMembers)) {
+    const block = blocks[0] ?? {};
+    if (block.member === API_MEMBER && /roles\/pubsub\./.test(String(block.role)))
+      problems.push(`google_project_iam_member.${name} grants the API ${block.role} on the whole project`);
+  }
+  for (const [role, wanted] of Object.entries(API_PUBSUB_ROLES)) {
+    const declared = tf.resource.google_project_iam_custom_role?.[role]?.[0];
+    if (!declared) {
+      problems.push(`google_project_iam_custom_role.${role} is missing`);
+      continue;
+    }
+    const permissions = [...((declared.permissions ?? []) as string[])].sort();
+    if (JSON.stringify(permissions) !== JSON.stringify([...wanted].sort()))
+      problems.push(
+        `google_project_iam_custom_role.${role} has [${permissions.join(', ')}]; it must have exactly [${wanted.join(', ')}]`,
+      );
+  }
+  const roleRef = (role: string) => `\${google_project_iam_custom_role.${role}.id}`;
+  const topicGrant = Object.values<Json[]>(tf.resource.google_pubsub_topic_iam_member ?? {})
+    .map((blocks) => blocks[0] ?? {})
+    .find((b) => b.member === API_MEMBER && b.role === roleRef('api_worker_topic'));
+  if (!topicGrant)
+    problems.push(
+      'no google_pubsub_topic_iam_member gives the API google_project_iam_custom_role.api_worker_topic',
+    );
+  else if (topicGrant.topic !== '${google_pubsub_topic.worker_messages.name}')
+    problems.push(`the API's topic role is granted on ${topicGrant.topic}, not the worker topic`);
+  const subscriptionsGrant = Object.values<Json[]>(projectMembers)
+    .map((blocks) => blocks[0] ?? {})
+    .some((b) => b.member === API_MEMBER && b.role === roleRef('api_worker_subscriptions'));
+  if (!subscriptionsGrant)
+    problems.push(
+      'no google_project_iam_member gives the API google_project_iam_custom_role.api_worker_subscriptions',
+    );
+  return result("the API's Pub/Sub rights are the worker topic and its subscriptions only", problems);
 }
 
 // ---------------------------------------------------------------- firebase.json
@@ -552,7 +668,10 @@ export async function runDeployChecks(options: { terraformCli?: boolean } = {}):
     await checkRoutes(entries, tf),
     checkIndexes(tf),
     checkTtl(tf),
+    checkProxyHops(tf),
     checkRoles(tf),
+    checkApiPubsub(tf),
+    checkRunnerSandbox(tf),
     checkFirebase(tf, firebase),
     await checkWebUi(tf),
   ];

@@ -59,6 +59,29 @@ resource "google_firestore_field" "rate_limit_failure_ttl" {
   index_config {}
 }
 
+# Events (tenants/*/events, functions/events/event-log.ts) carry `expires_at`, 30 days
+# after they happened: the log does not grow without bound. (The local stack, whose
+# emulator has no TTL, sweeps them in a periodic task instead.)
+resource "google_firestore_field" "event_ttl" {
+  database   = google_firestore_database.main.name
+  collection = "events"
+  field      = "expires_at"
+
+  ttl_config {}
+  index_config {}
+}
+
+# Worker stream tickets (stream-tickets/*, functions/worker-api/stream-tickets.ts) are
+# single-use and valid 30 s; unused ones are deleted by their `expires_at`.
+resource "google_firestore_field" "stream_ticket_ttl" {
+  database   = google_firestore_database.main.name
+  collection = "stream-tickets"
+  field      = "expires_at"
+
+  ttl_config {}
+  index_config {}
+}
+
 # Single-field indexes with collection-group scope, for collection-group queries
 # (Firestore creates single-field indexes with collection scope only).
 locals {

@@ -33,6 +33,13 @@ locals {
     SLUICE_TOKEN_MAX_TTL   = var.token_max_ttl
     SLUICE_DEPLOY_REVISION = var.deploy_revision
     NODE_OPTIONS           = "--enable-source-maps"
+    # Google's load balancer appends `<client>, <balancer>` to X-Forwarded-For: only that
+    # client entry is trusted for the per-address login limit (scripts/check-deploy.ts).
+    SLUICE_TRUSTED_PROXY_HOPS = "1"
+    # The cloud worker's jobs may connect to no loopback or private address (link-local
+    # and metadata addresses are refused anyway), and each run has a budget within a tick.
+    SLUICE_EGRESS_ALLOW     = ""
+    SLUICE_CLOUD_RUN_BUDGET = var.cloud_run_budget
   }
 }
 

@@ -23,21 +23,24 @@ resource "google_service_account" "build" {
 
 locals {
   project_roles = {
-    # Stores everything in Firestore; creates and deletes one subscription per worker
-    # and publishes to the worker topic (pubsub.editor: subscriptions are project-level).
+    # Stores everything in Firestore. Its Pub/Sub rights are two custom roles in
+    # terraform/pubsub.tf (the worker topic only, and the per-worker subscriptions), not a
+    # project-wide predefined Pub/Sub role (`npm run check:deploy` checks).
     api = {
       member = "serviceAccount:${google_service_account.api.email}"
-      roles  = ["roles/datastore.user", "roles/pubsub.editor", "roles/logging.logWriter"]
+      roles  = ["roles/datastore.user", "roles/logging.logWriter"]
     }
+    # No Cloud Storage role: the runner runs every tenant's jobs, and a job that could read
+    # buckets as the runner could read every tenant's. A gcs job on the cloud worker
+    # brings its own service-account key instead (DEPLOY.md, "Jobs on the cloud worker").
     runner = {
       member = "serviceAccount:${google_service_account.runner.email}"
-      roles = compact([
+      roles = [
         "roles/datastore.user",
         "roles/pubsub.publisher",
         "roles/pubsub.subscriber",
         "roles/logging.logWriter",
-        var.runner_storage_role,
-      ])
+      ]
     }
     build = {
       member = "serviceAccount:${google_service_account.build.email}"

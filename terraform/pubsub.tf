@@ -42,3 +42,41 @@ resource "google_project_iam_member" "pubsub_agent_subscriber" {
   role    = "roles/pubsub.subscriber"
   member  = local.pubsub_agent
 }
+
+# The API's Pub/Sub rights (functions/messaging/worker-channel.ts), as narrow as Pub/Sub
+# allows. On the worker topic only: read it, publish to it, attach subscriptions to it.
+# The topic itself is created here, so the API needs no pubsub.topics.create.
+resource "google_project_iam_custom_role" "api_worker_topic" {
+  role_id     = "${replace(var.name_prefix, "-", "_")}_api_worker_topic"
+  title       = "Sluice API: the worker topic"
+  description = "Publish to the worker topic and attach per-worker subscriptions to it."
+  permissions = ["pubsub.topics.attachSubscription", "pubsub.topics.get", "pubsub.topics.publish"]
+}
+
+resource "google_pubsub_topic_iam_member" "api_worker_topic" {
+  topic  = google_pubsub_topic.worker_messages.name
+  role   = google_project_iam_custom_role.api_worker_topic.id
+  member = "serviceAccount:${google_service_account.api.email}"
+}
+
+# Creating a subscription needs pubsub.subscriptions.create on the project (a subscription
+# does not exist before it is created, so it cannot carry the grant), and the API creates
+# one per worker at run time; it also reads, deletes and pulls from them (the workers' long
+# poll). Only these four: no topic administration, no snapshots, no schemas, no IAM.
+resource "google_project_iam_custom_role" "api_worker_subscriptions" {
+  role_id     = "${replace(var.name_prefix, "-", "_")}_api_worker_subscriptions"
+  title       = "Sluice API: per-worker subscriptions"
+  description = "Create, read, delete and pull from the per-worker subscriptions of the worker topic."
+  permissions = [
+    "pubsub.subscriptions.consume",
+    "pubsub.subscriptions.create",
+    "pubsub.subscriptions.delete",
+    "pubsub.subscriptions.get",
+  ]
+}
+
+resource "google_project_iam_member" "api_worker_subscriptions" {
+  project = var.project_id
+  role    = google_project_iam_custom_role.api_worker_subscriptions.id
+  member  = "serviceAccount:${google_service_account.api.email}"
+}

@@ -104,10 +104,10 @@ variable "dead_letter_retention" {
   default     = "604800s"
 }
 
-variable "runner_storage_role" {
-  description = "Role the scheduled runner gets on Cloud Storage to read job inputs (grant it per bucket instead by setting this to empty)."
+variable "cloud_run_budget" {
+  description = "Longest one run of a job may take on the cloud worker within a tick (a duration such as 60s); each tenant also gets at most its share of the tick per run."
   type        = string
-  default     = "roles/storage.objectViewer"
+  default     = "60s"
 }
 
 variable "deploy_revision" {

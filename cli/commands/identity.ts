@@ -14,6 +14,17 @@ function labels(pairs: string[] = []): Record<string, string> {
   );
 }
 
+/** Your own password change reads two lines: the current password, then the new one. */
+function ownPasswordChange(input: string): { password: string; current_password: string } {
+  const lines = input.split(/\r?\n/);
+  if (lines.length !== 2 || !lines[0] || !lines[1]) {
+    throw CliError.usage(
+      'changing your own password needs two lines on standard input: the current password, then the new one',
+    );
+  }
+  return { current_password: lines[0], password: lines[1] };
+}
+
 export const identityCommands: CommandGroup = (program, wrap) => {
   const user = program.command('user').description('Users of the tenant (admin)');
   user
@@ -63,13 +74,19 @@ export const identityCommands: CommandGroup = (program, wrap) => {
   user
     .command('passwd')
     .argument('<username>')
-    .description('Set a password read from standard input; old tokens stop working')
+    .description(
+      'Change a password read from standard input; for your own, two lines: the current password, ' +
+        'then the new one. Old tokens stop working',
+    )
     .action(
       wrap(async (ctx, username) => {
-        const password = await readSecretFromStdin(ctx.io, 'password');
-        await (await ctx.api()).post(`/api/users/${encodeURIComponent(username as string)}/password`, {
-          body: { password },
-        });
+        const api = await ctx.api();
+        const me = (await api.get('/api/auth/me')) as { subject: string; kind: string };
+        const self = me.kind === 'user' && me.subject === username;
+        const body = self
+          ? ownPasswordChange(await readSecretFromStdin(ctx.io, 'current and new password'))
+          : { password: await readSecretFromStdin(ctx.io, 'password') };
+        await api.post(`/api/users/${encodeURIComponent(username as string)}/password`, { body });
         ctx.io.stderr(`password changed for ${username}\n`);
       }),
     );

@@ -3,6 +3,7 @@
  * `SLUICE_WORKER_KEY` or standard input (never an argument); it is exchanged for a
  * short-lived token that is renewed before it expires. Job output goes to standard output.
  */
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { createPrintOutput } from '../../functions/runner/outputs/print/index.ts';
 import { fileStores } from '../../functions/runner/stores/file.ts';
@@ -17,7 +18,7 @@ const RENEW_BEFORE_MS = 10 * 60_000;
 
 export async function workerRunAction(
   ctx: CommandContext,
-  options: { stateDir: string; signal?: AbortSignal },
+  options: { stateDir: string; dataDir?: string; signal?: AbortSignal },
 ): Promise<void> {
   const key =
     ctx.env.SLUICE_WORKER_KEY ?? (ctx.io.stdinIsTty ? undefined : (await ctx.io.readStdin()).trim());
@@ -26,6 +27,7 @@ export async function workerRunAction(
     server: ctx.globals.server,
     caFile: ctx.globals.caFile,
     insecure: ctx.globals.insecure,
+    insecureHttp: ctx.globals.insecureHttp,
   });
   let current: { client: ApiClient; renewAt: number; worker: string } | undefined;
   const api = async () => {
@@ -39,6 +41,7 @@ export async function workerRunAction(
         token: answer.token,
         caFile: ctx.globals.caFile,
         insecure: ctx.globals.insecure,
+        insecureHttp: ctx.globals.insecureHttp,
       });
       const me = await client.get<{ subject: string; kind: string }>('/api/auth/me');
       if (me.kind !== 'worker') throw new CliError('that key is not a worker key (slw_...)', 3);
@@ -47,6 +50,7 @@ export async function workerRunAction(
     }
     return current.client;
   };
+  const dataDir = options.dataDir ?? ctx.env.SLUICE_DATA_DIR;
   await api(); // fail fast on a bad key or an unreachable server
   ctx.io.stderr(`worker ${current!.worker} connected to ${ctx.globals.server}\n`);
   const controller = new AbortController();
@@ -59,6 +63,8 @@ export async function workerRunAction(
       api,
       worker: current!.worker,
       output: createPrintOutput(process.stdout),
+      // `file` outputs of deployed jobs write only below this folder (none: they may not write).
+      ...(dataDir ? { dataDir: resolve(dataDir) } : {}),
       // Fingerprints are shared through the control plane; high-watermarks stay in the state dir.
       stores: { fingerprints: apiFingerprints(api), watermarks: fileStores(options.stateDir).watermarks },
       signal: controller.signal,
@@ -78,6 +84,10 @@ export const workerRunCommands: CommandGroup = (program, wrap) => {
     .command('run')
     .description('Run this machine as a worker: key from SLUICE_WORKER_KEY or standard input')
     .option('--state-dir <dir>', 'where fingerprints and high-watermarks are kept', '.sluice/worker-state')
+    .option(
+      '--data-dir <dir>',
+      'the folder file outputs of deployed jobs write in (their paths are relative to it); default SLUICE_DATA_DIR, else none: such jobs fail',
+    )
     .addHelpText(
       'after',
       '\nExample:\n  SLUICE_WORKER_KEY=slw_... sluice worker run --server https://sluice.example.com',

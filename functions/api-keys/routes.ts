@@ -6,6 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { createRoute, z } from '@hono/zod-openapi';
 import { newKey } from '../../shared/auth/keys.ts';
+import { resourceId } from '../../shared/auth/name-schemas.ts';
+import { isPrototypeName, PROTOTYPE_NAME_MESSAGE } from '../../shared/auth/names.ts';
 import { ASSIGNABLE_ROLES } from '../../shared/auth/roles.ts';
 import { parseDuration } from '../../shared/duration.ts';
 import { ApiError } from '../../shared/errors.ts';
@@ -18,7 +20,11 @@ import type { ApiKeyRecord, KeyIndexEntry } from '../identity/store.ts';
 
 const CreateApiKey = z
   .strictObject({
-    name: z.string().min(1).max(128),
+    name: z
+      .string()
+      .min(1)
+      .max(128)
+      .refine((name) => !isPrototypeName(name), PROTOTYPE_NAME_MESSAGE),
     role: z.enum(ASSIGNABLE_ROLES),
     expires_in: z
       .string()
@@ -104,7 +110,7 @@ export function apiKeysFamily(deps: AppDeps): RouteFamily {
       tags: ['api-keys'],
       summary: 'Delete an API key; its tokens stop working within 5 seconds',
       security: BEARER,
-      request: { params: z.object({ id: z.string().max(128) }) },
+      request: { params: z.object({ id: resourceId('API key ids') }) },
       responses: { 204: noContent('Deleted'), ...errors(401, 403, 404) },
     }),
     async (c) => {

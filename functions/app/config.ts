@@ -2,6 +2,7 @@
  * Runtime configuration, read once from the environment. Every knob has a
  * default that works in the local stack; the cloud deployment sets them in terraform.
  */
+import { parseEgressAllow } from '../runner/egress/policy.ts';
 
 export interface AppConfig {
   /** Google Cloud project id (`demo-*` ids never leave the emulators). */
@@ -16,6 +17,22 @@ export interface AppConfig {
   secretsKey: string | undefined;
   /** Heartbeat interval workers are told to use; 3 missed intervals mean `offline`. */
   heartbeatInterval: string;
+  /** The local stack's 0600 signing key file; absent in the cloud (SLUICE_SIGNING_KEY) and in test apps (Firestore). */
+  signingKeyFile?: string;
+  /**
+   * CIDRs (SLUICE_EGRESS_ALLOW) the `cloud` worker's jobs may connect to among loopback and
+   * private ranges; link-local and metadata addresses are refused whatever this says. Empty
+   * in the cloud; the local stack allows loopback so that jobs can reach local test servers.
+   */
+  egressAllow: string[];
+  /** Longest one run may take on the `cloud` worker within a tick (SLUICE_CLOUD_RUN_BUDGET). */
+  cloudRunBudget: string;
+  /**
+   * How many proxies in front of us append to X-Forwarded-For and are trusted: 0 (the
+   * local stack, nothing in front) ignores the header; 1 behind Google's load balancer,
+   * which appends `<client>, <balancer>`. Whatever stands before those entries is forged.
+   */
+  trustedProxyHops: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -28,5 +45,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     maxTokenTtl: env.SLUICE_TOKEN_MAX_TTL ?? '24h',
     secretsKey: env.SLUICE_SECRETS_KEY,
     heartbeatInterval: env.SLUICE_HEARTBEAT_INTERVAL ?? '10s',
+    egressAllow: parseEgressAllow(env.SLUICE_EGRESS_ALLOW, []),
+    cloudRunBudget: env.SLUICE_CLOUD_RUN_BUDGET || '60s',
+    trustedProxyHops: proxyHops(env.SLUICE_TRUSTED_PROXY_HOPS),
   };
+}
+
+function proxyHops(value: string | undefined): number {
+  if (value === undefined || value === '') return 0;
+  if (!/^\d{1,2}$/.test(value)) {
+    throw new Error(`SLUICE_TRUSTED_PROXY_HOPS must be a small whole number (0 or 1), got "${value}"`);
+  }
+  return Number(value);
 }

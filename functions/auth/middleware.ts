@@ -18,7 +18,6 @@ import { authServices } from './services.ts';
 
 export const SESSION_COOKIE = 'sluice_session';
 export const CSRF_COOKIE = 'sluice_csrf';
-const STREAM_PATH = '/api/worker/stream';
 const TOKEN_PARAMS = ['access_token', 'token', 'jwt', 'bearer'];
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -28,7 +27,9 @@ export function authenticate(deps: AppDeps): MiddlewareHandler<AppEnv> {
     const url = new URL(c.req.url);
     const queryToken = TOKEN_PARAMS.find((p) => url.searchParams.has(p));
     let token: string | undefined;
-    if (queryToken && !(queryToken === 'access_token' && c.req.path === STREAM_PATH)) {
+    // No exception, not even for the worker stream: it opens with a single-use ticket
+    // (functions/worker-api/stream-tickets.ts), since URLs land in request logs.
+    if (queryToken) {
       throw ApiError.unauthenticated(
         'tokens are not accepted in the URL; send the header Authorization: Bearer <token>',
       );
@@ -38,8 +39,6 @@ export function authenticate(deps: AppDeps): MiddlewareHandler<AppEnv> {
       const match = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/.exec(header.trim());
       if (!match) throw ApiError.unauthenticated('the Authorization header must be `Bearer <JWT>`');
       token = match[1];
-    } else if (queryToken) {
-      token = url.searchParams.get('access_token') ?? undefined;
     }
     if (token) {
       const { csrf: _, ...principal } = await auth.verify(token);

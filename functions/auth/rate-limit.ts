@@ -61,10 +61,19 @@ export class FailureLimiter {
   }
 }
 
-/** The caller's address: the first X-Forwarded-For hop behind Google's front end, else the socket. */
-export function clientAddress(c: Context): string {
-  const forwarded = c.req.header('x-forwarded-for');
-  if (forwarded) return forwarded.split(',')[0]!.trim();
+/**
+ * The caller's address, for the per-address limit. X-Forwarded-For is written by whoever
+ * sends the request, so only entries that trusted proxies appended count: with
+ * `trustedProxyHops` = 1 (Google's load balancer appends `<client>, <balancer>`), the
+ * second entry from the end. With 0 (nothing in front, the local stack) the header is
+ * ignored: honouring it let every failed login come from a fresh "address".
+ */
+export function clientAddress(c: Context, trustedProxyHops: number): string {
+  if (trustedProxyHops > 0) {
+    const hops = (c.req.header('x-forwarded-for') ?? '').split(',').map((hop) => hop.trim());
+    const appended = hops.length > trustedProxyHops ? hops[hops.length - 1 - trustedProxyHops] : undefined;
+    if (appended) return appended;
+  }
   const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
   return incoming?.socket?.remoteAddress ?? 'unknown';
 }

@@ -3,13 +3,15 @@
  * tokens (`GET /api/auth/jwks.json`), and browser sessions for the web UI
  * (`POST /api/auth/login`, `POST /api/auth/logout`).
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createRoute, z } from '@hono/zod-openapi';
 import { deleteCookie, setCookie } from 'hono/cookie';
+import { TenantName } from '../../shared/auth/name-schemas.ts';
 import { resolveTtl } from '../../shared/auth/ttl.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
+import { sessionCredentialRef, sessionIdOf } from '../identity/credential-refs.ts';
 import { userClaims } from '../tokens/routes.ts';
 import { authenticate, CSRF_COOKIE, SESSION_COOKIE } from './middleware.ts';
 import { FailureLimiter } from './rate-limit.ts';
@@ -30,7 +32,7 @@ const LoginRequest = z
   .strictObject({
     username: z.string().min(1).max(256),
     password: z.string().min(1).max(1024),
-    tenant: z.string().max(64).optional(),
+    tenant: TenantName.optional(),
     ttl: z.string().max(32).optional(),
   })
   .openapi('LoginRequest');
@@ -104,10 +106,9 @@ export function authFamily(deps: AppDeps): RouteFamily {
         new FailureLimiter(db),
       );
       const csrf = randomBytes(24).toString('base64url');
-      const session = db.collection('sessions').doc();
-      const version = claims.cred.split(':')[2];
+      const session = (await auth.store()).session(randomUUID());
       const { token, expiresAt } = await auth.issue(
-        { ...claims, cred: `session:${claims.sub}:${version}:${session.id}`, csrf },
+        { ...claims, cred: sessionCredentialRef(claims.cred, session.id), csrf },
         ttlMs,
       );
       await session.set({ username: claims.sub, tenant: claims.tenant, expires_at: expiresAt });
@@ -128,9 +129,9 @@ export function authFamily(deps: AppDeps): RouteFamily {
     }),
     async (c) => {
       const ref = c.get('principal').credentialRef;
-      if (ref.startsWith('session:')) {
-        const db = await deps.clients.firestore();
-        await db.collection('sessions').doc(ref.split(':')[3]!).delete();
+      const sessionId = sessionIdOf(ref);
+      if (sessionId) {
+        await (await auth.store()).session(sessionId).delete();
         auth.forget(ref);
       }
       deleteCookie(c, SESSION_COOKIE, { path: '/', secure: true });

@@ -10,10 +10,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createLocalJWKSet, type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import { isPrototypeName } from '../../shared/auth/names.ts';
 import type { Principal, PrincipalKind, Role } from '../../shared/auth/principal.ts';
 import { ApiError } from '../../shared/errors.ts';
+import { own } from '../../shared/own.ts';
 import type { AppDeps } from '../app/deps.ts';
-import { IdentityStore } from '../identity/store.ts';
+import { userStamp, workerStamp } from '../identity/credential-refs.ts';
+import { type ApiKeyRecord, IdentityStore, type UserRecord, type WorkerRecord } from '../identity/store.ts';
 import { ALGORITHM, loadSigningKeys, type SigningKeys } from './signing-keys.ts';
 
 /** How long a credential's validity is cached; revocation must bite within 5 s. */
@@ -26,7 +29,7 @@ export interface TokenClaims {
   kind: PrincipalKind;
   tenant: string;
   roles: Role[];
-  /** Credential reference: `user:<name>:<version>`, `api-key:<tenant>:<id>`, `worker:<tenant>:<id>:<version>`. */
+  /** Credential reference, see functions/identity/credential-refs.ts. */
   cred: string;
   sys?: boolean;
   /** Browser sessions only: the CSRF value the `X-CSRF-Token` header must repeat. */
@@ -152,30 +155,56 @@ function createAuthServices(deps: AppDeps): AuthServices {
   };
 }
 
-async function checkCredential(store: IdentityStore, claims: TokenClaims): Promise<boolean> {
+export async function checkCredential(store: IdentityStore, claims: TokenClaims): Promise<boolean> {
+  if (
+    typeof claims.tenant !== 'string' ||
+    isPrototypeName(claims.tenant) ||
+    !Array.isArray(claims.roles) ||
+    claims.roles.length !== 1
+  )
+    return false;
   const parts = claims.cred.split(':');
   if (parts[0] === 'user' && parts.length === 3) {
     const user = await store.getUser(parts[1]!);
-    if (!user || String(user.credential_version) !== parts[2]) return false;
-    return user.system_admin || user.memberships[claims.tenant] === claims.roles[0];
+    return !!user && parts[1] === claims.sub && userStamp(user) === parts[2] && actsAsUser(user, claims);
   }
   if (parts[0] === 'api-key' && parts.length === 3) {
-    const key = (await store.apiKey(parts[1]!, parts[2]!).get()).data();
+    const key = (await store.apiKey(parts[1]!, parts[2]!).get()).data() as ApiKeyRecord | undefined;
     return (
-      !!key && (!key.expires_at || Date.parse(key.expires_at) > Date.now()) && parts[1] === claims.tenant
+      !!key &&
+      (!key.expires_at || Date.parse(key.expires_at) > Date.now()) &&
+      parts[1] === claims.tenant &&
+      key.role === claims.roles[0]
     );
   }
   if (parts[0] === 'worker' && parts.length === 4) {
-    const worker = (await store.worker(parts[1]!, parts[2]!).get()).data();
-    return !!worker && String(worker.key_version) === parts[3] && parts[1] === claims.tenant;
+    const worker = (await store.worker(parts[1]!, parts[2]!).get()).data() as WorkerRecord | undefined;
+    return (
+      !!worker && workerStamp(worker) === parts[3] && parts[1] === claims.tenant && parts[2] === claims.sub
+    );
   }
   if (parts[0] === 'session' && parts.length === 4) {
-    const [, username, version, jti] = parts;
-    const [user, session] = await Promise.all([
-      store.getUser(username!),
-      store.db.collection('sessions').doc(jti!).get(),
-    ]);
-    return !!user && String(user.credential_version) === version && session.exists;
+    const [, username, stamp, sessionId] = parts;
+    const [user, session] = await Promise.all([store.getUser(username!), store.session(sessionId!).get()]);
+    return (
+      !!user &&
+      username === claims.sub &&
+      userStamp(user) === stamp &&
+      session.get('username') === username &&
+      session.get('tenant') === claims.tenant &&
+      actsAsUser(user, claims)
+    );
   }
   return false;
+}
+
+/**
+ * A user token (or session) stands only while the user still holds the role it claims
+ * in its tenant, looked up as an own property: `memberships['constructor']` is not a role.
+ * The system admin acts as `admin` in tenants it is not a member of.
+ */
+function actsAsUser(user: UserRecord, claims: TokenClaims): boolean {
+  if ((claims.sys === true) !== (user.system_admin === true)) return false;
+  const role = own(user.memberships, claims.tenant);
+  return role !== undefined ? role === claims.roles[0] : user.system_admin && claims.roles[0] === 'admin';
 }

@@ -13,7 +13,7 @@ import {
   RawContextMapSchema,
   validateContextMap,
 } from '../../shared/context/map.ts';
-import { JOB_NAME } from '../../shared/job/schema.ts';
+import { JobName } from '../../shared/job/schema.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
 import { BEARER, errors, json } from '../app/openapi-common.ts';
@@ -25,7 +25,6 @@ import { type ContextScope, ContextStore } from './store.ts';
 
 export const EXPORT_FORMAT = 'sluice-context/v1' as const;
 
-const JobName = z.string().regex(JOB_NAME, 'job names use letters, digits, . _ - (at most 128)');
 const ContextAnswer = z.object({ context: ContextMapSchema }).openapi('ContextAnswer');
 const ExportDocument = z
   .object({ format: z.literal(EXPORT_FORMAT), exported_at: z.string().optional(), global: ContextMapSchema })
@@ -41,6 +40,9 @@ const Resolved = z
 const RawMap = z
   .unknown()
   .openapi({ type: 'object', additionalProperties: {}, description: RawContextMapSchema.description });
+// The imported map is checked by validateContextMap like any update: a record schema would
+// silently drop a `__proto__` key and store the rest.
+const ImportDocument = ExportDocument.extend({ global: RawMap }).openapi('ContextImport');
 const mapBody = (description: string) => ({
   body: { required: true, description, content: { 'application/json': { schema: RawMap } } },
 });
@@ -200,7 +202,7 @@ export function contextsFamily(deps: AppDeps): RouteFamily {
       tags: ['contexts'],
       summary: 'Import an export document: replaces the global context wholesale (restore)',
       security: BEARER,
-      request: { body: { required: true, content: { 'application/json': { schema: ExportDocument } } } },
+      request: { body: { required: true, content: { 'application/json': { schema: ImportDocument } } } },
       responses: {
         200: json(ContextAnswer, 'The global map after the import'),
         ...errors(400, 401, 403, 413, 415),

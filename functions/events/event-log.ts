@@ -1,6 +1,9 @@
 /**
  * The append-only event log (`tenants/{tenant}/events/{id}`), in the event shape of
- * CONTRACT section 5. Ids sort by time, so the log reads back in order.
+ * CONTRACT section 5. Ids sort by time, so the log reads back in order. Each stored event
+ * carries `expires_at` (EVENT_RETENTION_MS after it happened): a Firestore TTL policy
+ * deletes it in the cloud (terraform/firestore.tf), `sweepExpiredEvents` where there is
+ * none (the emulator). `expires_at` is storage only and never part of an API answer.
  *
  * @example
  *   await appendEvent(db, 'default', { type: 'worker-created', source: 'server', worker: 'w1', payload: {} });
@@ -54,15 +57,23 @@ export function eventsCollection(db: Firestore, tenant: string) {
   return db.collection('tenants').doc(tenant).collection('events');
 }
 
+/** How long the log keeps an event. */
+export const EVENT_RETENTION_MS = 30 * 24 * 3600_000;
+
+/** The event as stored: with the expiry the TTL policy acts on (a Date is stored as a Timestamp). */
+export function storedEvent(event: SluiceEvent): SluiceEvent & { expires_at: Date } {
+  return { ...event, expires_at: new Date(Date.parse(event.time) + EVENT_RETENTION_MS) };
+}
+
 export async function appendEvent(db: Firestore, tenant: string, event: NewEvent): Promise<SluiceEvent> {
   const full = buildEvent(event);
-  await eventsCollection(db, tenant).doc(full.id).set(full);
+  await eventsCollection(db, tenant).doc(full.id).set(storedEvent(full));
   return full;
 }
 
 /** Appends inside a transaction, so the event exists exactly when the change it records does. */
 export function appendEventIn(tx: Transaction, db: Firestore, tenant: string, event: NewEvent): SluiceEvent {
   const full = buildEvent(event);
-  tx.set(eventsCollection(db, tenant).doc(full.id), full);
+  tx.set(eventsCollection(db, tenant).doc(full.id), storedEvent(full));
   return full;
 }

@@ -1,9 +1,12 @@
 /**
  * `GET /api/events` (viewer): the event log, filtered by type, job, worker, source and
- * time, newest last, in pages with an opaque cursor.
+ * time, newest last, in pages with an opaque cursor. Payloads that workers wrote are
+ * shown whole to operators and admins only (shared/events/visibility.ts).
  */
 import { createRoute, z } from '@hono/zod-openapi';
+import { allows } from '../../shared/auth/roles.ts';
 import { ApiError } from '../../shared/errors.ts';
+import { forViewer } from '../../shared/events/visibility.ts';
 import { EVENT_SOURCES, isEventType } from '../../shared/events/vocabulary.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { BEARER, errors, json } from '../app/openapi-common.ts';
@@ -85,7 +88,12 @@ export function eventsFamily(deps: AppDeps): RouteFamily {
       if (start) query = after && start === after ? query.startAfter(start) : query.startAt(start);
       const snap = await query.limit(q.limit + 1).get();
       const docs = snap.docs.slice(0, q.limit);
-      const events = docs.map((d) => d.data() as z.infer<typeof Event>);
+      const whole = allows(c.get('principal').roles, 'operator');
+      const events = docs.map((d) => {
+        // `expires_at` is the TTL policy's business, not part of the event.
+        const { expires_at: _, ...event } = d.data() as z.infer<typeof Event> & { expires_at?: unknown };
+        return whole ? event : forViewer(event);
+      });
       const next =
         snap.docs.length > q.limit ? Buffer.from(events[events.length - 1]!.id).toString('base64url') : null;
       return c.json({ events, next_cursor: next }, 200);

@@ -7,6 +7,7 @@ import { BOOTSTRAP_ADMIN, DEFAULT_TENANT } from '../../shared/auth/names.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../auth/passwords.ts';
 import { authServices } from '../auth/services.ts';
+import { newGeneration } from './credential-refs.ts';
 import type { UserRecord } from './store.ts';
 
 export async function bootstrapAdmin(
@@ -22,6 +23,7 @@ export async function bootstrapAdmin(
   const record: UserRecord = {
     username: BOOTSTRAP_ADMIN,
     password_hash: await hashPassword(password),
+    generation: newGeneration(),
     credential_version: 1,
     memberships: { [DEFAULT_TENANT]: 'admin' },
     system_admin: true,

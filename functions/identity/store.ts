@@ -11,7 +11,9 @@ import type { Role } from '../../shared/auth/principal.ts';
 export interface UserRecord {
   username: string;
   password_hash: string;
-  /** Bumped on password change and deletion: tokens carry it and die with it. */
+  /** Random, set at creation: a user deleted and created again never matches old tokens. */
+  generation?: string;
+  /** Bumped on password change and removal from a tenant: tokens carry it and die with it. */
   credential_version: number;
   memberships: Record<string, Role>;
   system_admin: boolean;
@@ -31,6 +33,8 @@ export interface WorkerRecord {
   id: string;
   labels: Record<string, string>;
   key_hash: string;
+  /** Random, set at creation: a worker deleted and created again never matches old tokens. */
+  generation?: string;
   key_version: number;
   created_at: string;
   last_seen?: string;
@@ -62,6 +66,9 @@ export class IdentityStore {
   enrollmentSecret = (tenant: string, id: string) =>
     this.tenant(tenant).collection('enrollment-secrets').doc(id);
   keyIndex = (hash: string) => this.db.collection('key-index').doc(hash);
+  /** Browser sessions (`sessions/{id}`: username, tenant, expires_at). */
+  session = (id: string) => this.db.collection('sessions').doc(id);
+  sessionsOf = (username: string) => this.db.collection('sessions').where('username', '==', username);
 
   async getUser(username: string): Promise<UserRecord | undefined> {
     return (await this.user(username).get()).data() as UserRecord | undefined;

@@ -6,12 +6,18 @@
 import type { ContextMap } from '../../shared/context/map.ts';
 import { type RenderResult, renderJob } from '../../shared/context/render.ts';
 import { type ResolvedContext, resolveContext } from '../../shared/context/resolve.ts';
+import { unapprovedSecretProblems } from '../../shared/job/secret-access.ts';
 import type { ContextStore } from '../contexts/store.ts';
 
 export interface RenderInput {
   name: string;
   definition: Record<string, unknown>;
   jobContext: ContextMap;
+  /**
+   * When set (a staged job on its way to a worker), a rendering that references any other
+   * secret fails: a context change must not slip a secret into a job nobody approved it for.
+   */
+  approvedSecrets?: readonly string[];
 }
 
 export interface WorkerRendering {
@@ -40,7 +46,12 @@ export async function renderForWorkers(
       global,
       definition: (job.definition.context as ContextMap | undefined) ?? {},
     });
-    return { worker, resolved, result: renderJob(job.definition, resolved.context) };
+    const result = renderJob(job.definition, resolved.context);
+    if (result.ok && job.approvedSecrets) {
+      const problems = unapprovedSecretProblems(result.definition, job.approvedSecrets);
+      if (problems.length) return { worker, resolved, result: { ok: false, errors: problems } };
+    }
+    return { worker, resolved, result };
   });
 }
 

@@ -8,10 +8,12 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { WorkerId } from '../../shared/auth/name-schemas.ts';
 import { ApiError } from '../../shared/errors.ts';
+import { cloudWorkerProblems } from '../../shared/job/cloud-worker-rules.ts';
 import { parseJobYaml } from '../../shared/job/parse.ts';
-import { JOB_NAME } from '../../shared/job/schema.ts';
+import { JobName } from '../../shared/job/schema.ts';
+import { assertMayReferenceSecrets, referencedSecrets } from '../../shared/job/secret-access.ts';
 import { validateJob } from '../../shared/job/validate.ts';
-import { findRuntimeRefs } from '../../shared/runtime-refs.ts';
+import { hasOwn } from '../../shared/own.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
 import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
@@ -23,11 +25,11 @@ import { appendEventIn, buildEvent } from '../events/event-log.ts';
 import { SecretStore } from '../secrets/store.ts';
 import { BUILT_IN_WORKERS } from '../workers/routes.ts';
 import { renderForWorkers, renderingFailures } from './render-for-worker.ts';
-import { definitionOf, type JobRecord, jobState, jobsCollection, stagedContext } from './store.ts';
+import { definitionOf, type JobRecord, jobState, jobsCollection, stagedRenderInput } from './store.ts';
 
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml'];
 const NameParam = z.object({
-  name: z.string().regex(JOB_NAME, 'job names use letters, digits, . _ - (at most 128)'),
+  name: JobName,
 });
 const WorkerList = z.array(WorkerId).max(1000);
 const DeploymentView = z.object({
@@ -95,6 +97,7 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
           { path: 'name', message: `must be ${name}, as in the URL` },
         ]);
       }
+      assertMayReferenceSecrets(c.get('principal').roles, referencedSecrets(definition), 'save');
       const firestore = await db();
       const tenant = c.get('principal').tenant;
       const now = new Date().toISOString();
@@ -288,7 +291,9 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
         const ref = jobsCollection(firestore, tenant).doc(name);
         const current = (await tx.get(ref)).data() as JobRecord | undefined;
         if (!current) throw ApiError.notFound(`no job ${name}`);
-        const removed = (requested ?? Object.keys(current.deployments)).filter((w) => current.deployments[w]);
+        const removed = (requested ?? Object.keys(current.deployments)).filter((w) =>
+          hasOwn(current.deployments, w),
+        );
         const deployments = Object.fromEntries(
           Object.entries(current.deployments).filter(([w]) => !removed.includes(w)),
         );
@@ -340,11 +345,7 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
       const record = await load(c, name);
       const contexts = new ContextStore(await db());
       const input = record.staged
-        ? {
-            name,
-            definition: JSON.parse(record.staged.definition_json),
-            jobContext: stagedContext(record.staged),
-          }
+        ? stagedRenderInput({ ...record, staged: record.staged })
         : {
             name,
             definition: definitionOf(record),
@@ -396,14 +397,18 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
       if (!current) throw ApiError.notFound(`no job ${name}`);
       const jobContext = await contexts.read(tenant, { kind: 'job', name });
       const definition = definitionOf(current);
-      if (add.includes('cloud')) assertRunsOnCloud(definition);
       const workers = [...new Set([...Object.keys(current.deployments), ...add])];
-      const failures = renderingFailures(
-        await renderForWorkers(contexts, tenant, { name, definition, jobContext }, workers),
-      );
+      // Also on a re-stage: a new version of a job already on `cloud` must still run there.
+      if (workers.includes('cloud')) assertRunsOnCloud(definition);
+      const renderings = await renderForWorkers(contexts, tenant, { name, definition, jobContext }, workers);
+      const failures = renderingFailures(renderings);
       if (failures.length)
         throw ApiError.invalid(`job ${name} does not render for every worker; nothing was changed`, failures);
-      const secrets = findRuntimeRefs(definition).secrets;
+      const secrets = referencedSecrets(
+        definition,
+        ...renderings.map((r) => (r.result.ok ? r.result.definition : undefined)),
+      );
+      assertMayReferenceSecrets(c.get('principal').roles, secrets, add.length ? 'deploy' : 'stage');
       const present = await new SecretStore(firestore, deps.config.secretsKey).existing(tenant, secrets);
       const absent = secrets.filter((ref) => !present.has(ref));
       if (absent.length) {
@@ -421,6 +426,7 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
         definition_json: current.definition_json,
         job_context_json: JSON.stringify(jobContext),
         staged_at: now,
+        secrets,
       };
       const deployments = { ...current.deployments };
       for (const worker of add)
@@ -483,7 +489,7 @@ async function readDefinition(
     } catch (err) {
       throw ApiError.invalid(`the body is not valid JSON: ${(err as Error).message}`);
     }
-    const result = validateJob(value, { level: 'saved' });
+    const result = validateJob(value, { level: 'stored' });
     if (!result.ok)
       throw ApiError.invalid(
         `invalid job: ${result.errors[0]!.path}: ${result.errors[0]!.message}`,
@@ -491,7 +497,7 @@ async function readDefinition(
       );
     return { definition: value as Record<string, unknown> };
   }
-  const result = parseJobYaml(bytes, { level: 'saved' });
+  const result = parseJobYaml(bytes, { level: 'stored' });
   if (!result.ok)
     throw ApiError.invalid(
       `invalid job: ${result.errors[0]!.path || '(file)'}: ${result.errors[0]!.message}`,
@@ -509,6 +515,9 @@ function assertRunsOnCloud(definition: Record<string, unknown>): void {
       [{ path: 'workers', message: 'deploy this job to a worker running `sluice worker run` (or `local`)' }],
     );
   }
+  const problems = cloudWorkerProblems(definition);
+  if (problems.length)
+    throw ApiError.invalid(`cannot run on the cloud worker: ${problems[0]!.message}`, problems);
 }
 
 async function assertWorkersExist(

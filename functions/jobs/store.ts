@@ -6,6 +6,8 @@
  */
 import type { Firestore } from '@google-cloud/firestore';
 import type { ContextMap } from '../../shared/context/map.ts';
+import { referencedSecrets } from '../../shared/job/secret-access.ts';
+import type { RenderInput } from './render-for-worker.ts';
 
 export const DEPLOYMENT_STATES = ['pending', 'running', 'stopped', 'failed', 'removed'] as const;
 export type DeploymentState = (typeof DEPLOYMENT_STATES)[number];
@@ -24,6 +26,11 @@ export interface StagedJob {
   /** The job's context overrides when it was staged, as JSON text. */
   job_context_json: string;
   staged_at: string;
+  /**
+   * The secrets its renderings referenced when it was staged, approved by whoever staged
+   * it (an admin when any); absent on jobs staged before this was recorded.
+   */
+  secrets?: string[];
 }
 
 export interface JobRecord {
@@ -55,4 +62,19 @@ export function stagedContext(staged: StagedJob): ContextMap {
 export function jobState(record: JobRecord): 'deployed' | 'staged' | 'saved' {
   if (Object.keys(record.deployments ?? {}).length > 0) return 'deployed';
   return record.staged ? 'staged' : 'saved';
+}
+
+/** The secrets a worker running this staged job may have revealed. */
+export function approvedSecrets(staged: StagedJob): string[] {
+  return staged.secrets ?? referencedSecrets(JSON.parse(staged.definition_json));
+}
+
+/** What a worker runs: the staged definition and job context, held to the secrets approved at stage. */
+export function stagedRenderInput(record: JobRecord & { staged: StagedJob }): RenderInput {
+  return {
+    name: record.name,
+    definition: JSON.parse(record.staged.definition_json) as Record<string, unknown>,
+    jobContext: stagedContext(record.staged),
+    approvedSecrets: approvedSecrets(record.staged),
+  };
 }

@@ -7,14 +7,13 @@
  *   await runJob(definition, { worker: 'local', output: createPrintOutput(process.stdout), ...fileStores('.sluice/state'), signal });
  */
 import { type JobDefinition, triggerOf } from '../../shared/job/schema.ts';
-import { createGcsInput } from './inputs/gcs/index.ts';
-import { createHttpPollInput } from './inputs/http-poll/index.ts';
-import { withRunReports } from './run-reports.ts';
+import { inputFor as componentInput, outputFor } from './components.ts';
+import type { EgressPolicy } from './egress/policy.ts';
+import { bindOutput } from './run-output.ts';
 import { runOnTrigger } from './triggers.ts';
 import {
   type FingerprintStore,
   type Input,
-  jsonLinesTo,
   type MessageSource,
   type Output,
   type RunReport,
@@ -24,26 +23,38 @@ import {
 
 export interface RunOptions {
   worker: string;
+  /** Where a `print` output writes (other kinds are built from the job). */
   output: Output;
   fingerprints: FingerprintStore;
   watermarks: WatermarkStore;
   signal: AbortSignal;
   report?: (report: RunReport) => void;
   messages?: MessageSource;
+  /** Where the job may connect; default: this process's SLUICE_EGRESS_ALLOW, else loopback only. */
+  egress?: EgressPolicy;
+  /** The job came from the control plane (a deployed job): its `file` paths are relative to `dataDir`. */
+  stored?: boolean;
+  /** The worker's data folder (`sluice worker run --data-dir`). */
+  dataDir?: string;
 }
 
-export function inputFor(definition: JobDefinition): Input {
-  if (definition.input.gcs) return createGcsInput(definition.input.gcs);
-  if (definition.input['http-poll'])
-    return withRunReports(createHttpPollInput(definition.input['http-poll']));
-  throw new Error(`no input kind in job ${definition.name}`);
+export function inputFor(definition: JobDefinition, options: { egress?: EgressPolicy } = {}): Input {
+  return componentInput(definition, options);
 }
 
 export async function runJob(definition: JobDefinition, options: RunOptions): Promise<void> {
-  const input = inputFor(definition);
+  const input = inputFor(definition, options.egress ? { egress: options.egress } : {});
   const report = options.report ?? (() => {});
   const trigger = triggerOf(definition);
-  const deliverJsonLines = jsonLinesTo(options.output);
+  const built = outputFor(definition, {
+    print: options.output,
+    report,
+    signal: options.signal,
+    ...(options.egress ? { egress: options.egress } : {}),
+    ...(options.stored ? { stored: true } : {}),
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+  });
+  const output = bindOutput(built, report);
   const reportError = (err: Error) => {
     if (!wasReported(err)) report({ type: 'job-errors', payload: { reason: err.message } });
   };
@@ -51,6 +62,7 @@ export async function runJob(definition: JobDefinition, options: RunOptions): Pr
     await runOnTrigger(
       trigger,
       async (window) => {
+        let failed = true;
         try {
           await input.run(
             {
@@ -61,14 +73,18 @@ export async function runJob(definition: JobDefinition, options: RunOptions): Pr
               watermarks: options.watermarks,
               report,
               ...(window ? { window } : {}),
-              ...(deliverJsonLines ? { deliverJsonLines } : {}),
+              ...output.context,
             },
-            (batch) => options.output.write(batch),
+            output.deliver,
           );
+          failed = false;
         } catch (err) {
           // A one-shot job fails here; a triggered one reports through onError and carries on.
           if (!trigger && !options.signal.aborted) reportError(err as Error);
           throw err;
+        } finally {
+          // Before the trigger moves its watermark on: everything of the run acknowledged.
+          await output.endRun({ failed: failed || options.signal.aborted });
         }
       },
       {
@@ -82,6 +98,7 @@ export async function runJob(definition: JobDefinition, options: RunOptions): Pr
   } catch (err) {
     if (!options.signal.aborted) throw err;
   } finally {
+    await built.output.close();
     await options.output.close();
   }
 }

@@ -28,8 +28,35 @@ export interface JsonLines {
 }
 
 /** The output's `writeJsonLines`, bound, for `RunContext.deliverJsonLines`; undefined if it has none. */
-export function jsonLinesTo(output: Output): ((lines: JsonLines) => Promise<void>) | undefined {
-  return output.writeJsonLines ? (lines) => output.writeJsonLines!(lines) : undefined;
+export function jsonLinesTo(
+  output: Output,
+): ((lines: JsonLines, unit?: DeliveryUnit) => Promise<void>) | undefined {
+  return output.writeJsonLines ? (lines, unit) => output.writeJsonLines!(lines, unit) : undefined;
+}
+
+/**
+ * The source a batch of events was read from (a `gcs` object and its generation). An
+ * output that names what it writes after its source (`gcs` with `{source}`) sets
+ * `perUnit`; the input then hands it each unit's events apart, in order.
+ */
+export interface DeliveryUnit {
+  /** Unique per source version, e.g. `gs://bucket/name#generation` (the fingerprint key). */
+  key: string;
+  name: string;
+  generation: string;
+}
+
+/** What an output counts; reported per run as `job-metrics` (`output: <kind>`). */
+export interface OutputMetrics {
+  events: number;
+  bytes: number;
+  batches: number;
+  retries: number;
+  failures: number;
+}
+
+export function newOutputMetrics(): OutputMetrics {
+  return { events: 0, bytes: 0, batches: 0, retries: 0, failures: 0 };
 }
 
 const reportedErrors = new WeakSet<object>();
@@ -93,7 +120,16 @@ export interface RunContext {
    * here instead of event objects to `deliver`; a run uses one or the other, never both,
    * so events keep their order. Same contract as `deliver` otherwise.
    */
-  deliverJsonLines?: (lines: JsonLines) => Promise<void>;
+  deliverJsonLines?: (lines: JsonLines, unit?: DeliveryUnit) => Promise<void>;
+  /**
+   * Resolves once the output has acknowledged every event delivered so far (flushed,
+   * and accepted by the bucket, topic or endpoint); with `units`, at least every event of
+   * those units, which are complete. An input calls it before it commits progress
+   * (fingerprints, watermarks): a crash between the two repeats events, never loses them.
+   */
+  acknowledge?: (units?: DeliveryUnit[]) => Promise<void>;
+  /** Set when the output wants each delivery to hold one unit's events (see DeliveryUnit). */
+  perUnit?: boolean;
   fingerprints: FingerprintStore;
   watermarks: WatermarkStore;
   report(report: RunReport): void;
@@ -105,7 +141,7 @@ export interface Input {
    * the run is complete. `deliver` resolves once the output has accepted the batch;
    * an input commits fingerprints only after that, never before.
    */
-  run(ctx: RunContext, deliver: (events: RunEvent[]) => Promise<void>): Promise<void>;
+  run(ctx: RunContext, deliver: (events: RunEvent[], unit?: DeliveryUnit) => Promise<void>): Promise<void>;
 }
 
 /** Messages a worker receives, for `message`-triggered inputs. */
@@ -115,8 +151,20 @@ export interface MessageSource {
 }
 
 export interface Output {
-  write(events: RunEvent[]): Promise<void>;
+  /**
+   * Accepts a batch: resolves once the output has taken it (maybe only buffered), and
+   * waits while the output is full, so a slow destination slows the input.
+   */
+  write(events: RunEvent[], unit?: DeliveryUnit): Promise<void>;
   /** Optional, for outputs that write JSON text: events serialized already (see JsonLines). */
-  writeJsonLines?(lines: JsonLines): Promise<void>;
+  writeJsonLines?(lines: JsonLines, unit?: DeliveryUnit): Promise<void>;
+  /**
+   * Optional for outputs that acknowledge on `write` (print, discard): flushes what is
+   * buffered and resolves once the destination has acknowledged it (see RunContext).
+   * Rejects when a delivery failed; nothing may then be committed.
+   */
+  acknowledge?(units?: DeliveryUnit[]): Promise<void>;
+  /** Deliveries should hold one unit's events each (the output names objects after their source). */
+  readonly perUnit?: boolean;
   close(): Promise<void>;
 }

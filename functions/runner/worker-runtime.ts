@@ -46,7 +46,10 @@ export interface WorkerOptions {
   /** An API client with a current worker token (called before each request, so it may refresh the token). */
   api: () => Promise<WorkerApi>;
   worker: string;
+  /** Where `print` outputs write. */
   output: Output;
+  /** The data folder: `file` outputs of deployed jobs write only below it (none: they may not write). */
+  dataDir?: string;
   stores: { fingerprints: FingerprintStore; watermarks: WatermarkStore };
   signal: AbortSignal;
   log: (line: string) => void;
@@ -96,6 +99,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     if (outgoing.length < 5_000) outgoing.push({ type: r.type, job, payload: r.payload });
   };
   const flushReports = async () => {
+    // The control plane refuses (403) a whole batch that reports a job no longer deployed here.
+    outgoing = outgoing.filter((r) => jobs.has(r.job));
     while (outgoing.length) {
       const batch = outgoing.slice(0, 500);
       await (await options.api()).post('/api/worker/events', { body: { events: batch } });
@@ -115,6 +120,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     runJob(deployed.definition, {
       worker: options.worker,
       output: options.output,
+      stored: true,
+      ...(options.dataDir ? { dataDir: options.dataDir } : {}),
       ...options.stores,
       signal: AbortSignal.any([controller.signal, options.signal]),
       report: report(deployed.name, redact),

@@ -2,21 +2,27 @@
  * The built-in `cloud` worker: jobs deployed to it run inside the scheduled function
  * (Cloud Scheduler in the cloud, a tick of a few seconds in the local stack). Each tick
  * renders the deployed jobs for `cloud` and hands them to the scheduled runner, which
- * holds a lease per job and stops before the deadline; `print` output goes to stdout
- * (Cloud Logging), run reports to the event log.
+ * holds a lease per job and stops before the deadline; outputs are built from their kinds
+ * (`print` goes to stdout, Cloud Logging), run reports to the event log.
+ *
+ * The jobs of every tenant run here, in the control plane's own function, so a job gets
+ * no more than its definition gives it: connections only where the egress policy allows
+ * (`SLUICE_EGRESS_ALLOW`: none in the cloud), a `gcs` job only with its own key (never
+ * the function's identity or files), and each run a time budget (`SLUICE_CLOUD_RUN_BUDGET`).
  */
 
+import { parseDuration } from '../../shared/duration.ts';
 import type { EventType } from '../../shared/events/vocabulary.ts';
+import { cloudWorkerProblems } from '../../shared/job/cloud-worker-rules.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { ContextStore } from '../contexts/store.ts';
 import { appendEvent } from '../events/event-log.ts';
 import { renderForWorkers } from '../jobs/render-for-worker.ts';
-import { type JobRecord, stagedContext } from '../jobs/store.ts';
-import { createGcsInput } from '../runner/inputs/gcs/index.ts';
-import { createHttpPollInput } from '../runner/inputs/http-poll/index.ts';
+import { type JobRecord, stagedRenderInput } from '../jobs/store.ts';
+import { inputFor } from '../runner/components.ts';
+import { EgressPolicy } from '../runner/egress/policy.ts';
 import { createPrintOutput } from '../runner/outputs/print/index.ts';
 import type { Redactor } from '../runner/redact.ts';
-import { withRunReports } from '../runner/run-reports.ts';
 import { resolveRuntimeValues } from '../secrets/runtime-values.ts';
 import { runScheduledTick, type ScheduledJob } from './tick.ts';
 
@@ -27,6 +33,7 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
   const contexts = new ContextStore(db);
   const output = createPrintOutput(process.stdout);
   const redactors = new Map<string, Redactor>();
+  const egress = egressPolicyFor(deps.config.egressAllow);
   return await runScheduledTick(
     {
       db,
@@ -40,11 +47,7 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
             const tenant = doc.ref.parent.parent!.id;
             const record = doc.data() as JobRecord;
             if (!record.staged) return undefined;
-            const input = {
-              name: record.name,
-              definition: JSON.parse(record.staged.definition_json),
-              jobContext: stagedContext(record.staged),
-            };
+            const input = stagedRenderInput({ ...record, staged: record.staged });
             const [rendering] = await renderForWorkers(contexts, tenant, input, [CLOUD_WORKER]);
             if (!rendering!.result.ok) {
               await appendEvent(db, tenant, {
@@ -68,6 +71,17 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
               });
               return undefined;
             }
+            const problems = cloudWorkerProblems(values.definition);
+            if (problems.length) {
+              await appendEvent(db, tenant, {
+                type: 'job-errors',
+                source: 'worker',
+                worker: CLOUD_WORKER,
+                job: record.name,
+                payload: { reason: `not run: ${problems[0]!.message}`, details: problems },
+              });
+              return undefined;
+            }
             redactors.set(`${tenant}/${record.name}`, values.redact);
             return {
               tenant,
@@ -79,13 +93,10 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
         );
         return rendered.filter((j): j is ScheduledJob => j !== undefined);
       },
-      outputFor: () => output,
-      // gcs reports its own runs; http-poll gets the same run events through a wrapper.
-      inputFor: (job) => {
-        if (job.definition.input.gcs) return createGcsInput(job.definition.input.gcs);
-        const httpPoll = job.definition.input['http-poll'];
-        return httpPoll ? withRunReports(createHttpPollInput(httpPoll)) : undefined;
-      },
+      // Inputs and outputs are built from their kinds (components.ts); print goes to stdout.
+      print: output,
+      egress,
+      inputFor: (job) => inputFor(job.definition, { egress }),
       report(job, report) {
         void appendEvent(db, job.tenant, {
           type: report.type as EventType,
@@ -96,6 +107,19 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
         }).catch((err) => deps.logger.warn({ err }, 'could not record a run event'));
       },
     },
-    { deadlineMs },
+    { deadlineMs, runBudgetMs: parseDuration(deps.config.cloudRunBudget) },
   );
+}
+
+const policies = new Map<string, EgressPolicy>();
+
+/** One policy (and so one connection pool) per allow list, not one per tick. */
+function egressPolicyFor(allow: string[]): EgressPolicy {
+  const key = allow.join(',');
+  let policy = policies.get(key);
+  if (!policy) {
+    policy = new EgressPolicy(allow);
+    policies.set(key, policy);
+  }
+  return policy;
 }

@@ -14,6 +14,13 @@
  * runs every complete window since the job's watermark (kept in Firestore), one after
  * the other, exactly as on a long-running worker.
  *
+ * One instance runs every tenant's jobs, so no tenant may hold the tick: jobs run in
+ * turns across tenants (each tenant's first job, then each tenant's second, ...), and each
+ * run has a budget, the smaller of `runBudgetMs` and the tenant's share of the tick (the
+ * tick's time divided by the number of tenants). A run past its budget is stopped like one
+ * cut short by the deadline (reported as `job-errors`, carried on at the next tick), so a
+ * slow or hostile job delays another tenant's job by at most one budget.
+ *
  * @example
  *   await runScheduledTick(deps, { deadlineMs: Date.now() + 50_000 });
  */
@@ -23,10 +30,22 @@ import { parseDuration } from '../../shared/duration.ts';
 import type { JobDefinition } from '../../shared/job/index.ts';
 import { triggerOf } from '../../shared/job/schema.ts';
 import { afterTickRun, dueOnTick, type TickState } from '../../shared/job/tick-schedule.ts';
+import { withActions } from '../runner/actions/with-actions.ts';
+import { type BuiltOutput, inputFor, outputFor } from '../runner/components.ts';
+import type { EgressPolicy } from '../runner/egress/policy.ts';
 import { firestoreFingerprints, firestoreWatermarks } from '../runner/fingerprints/firestore.ts';
-import { createGcsInput, type GcsInputOptions } from '../runner/inputs/gcs/index.ts';
+import type { GcsInputOptions } from '../runner/inputs/gcs/index.ts';
+import { createPrintOutput } from '../runner/outputs/print/index.ts';
+import { bindOutput } from '../runner/run-output.ts';
 import { randomOffset, runDueWindows } from '../runner/triggers.ts';
-import { type Input, jsonLinesTo, type Output, type RunReport, type RunWindow } from '../runner/types.ts';
+import {
+  type Input,
+  newOutputMetrics,
+  type Output,
+  type RunReport,
+  type RunWindow,
+  wasReported,
+} from '../runner/types.ts';
 import { acquireLease, leasePath, releaseLease } from './lease.ts';
 
 export interface ScheduledJob {
@@ -40,7 +59,12 @@ export interface ScheduledDeps {
   db: Firestore;
   /** The rendered jobs deployed to the `cloud` worker. */
   jobs(): Promise<ScheduledJob[]>;
-  outputFor(job: ScheduledJob): Output;
+  /** The job's output; when absent or undefined, it is built from the job's kind (components.ts). */
+  outputFor?(job: ScheduledJob): Output | undefined;
+  /** Where `print` writes (default: standard output, Cloud Logging in the cloud). */
+  print?: Output;
+  /** Where outputs that connect (http-post) may connect. */
+  egress?: EgressPolicy;
   report?(job: ScheduledJob, report: RunReport): void;
   /** Builds the input; the default knows `gcs`. */
   inputFor?(job: ScheduledJob): Input | undefined;
@@ -55,11 +79,14 @@ export interface TickOptions {
   deadlineMs: number;
   /** Stop runs this long before the deadline, to release leases and flush. Default 2 s. */
   marginMs?: number;
+  /** Longest one run may take (it is also held to its tenant's share of the tick). Default: no limit of its own. */
+  runBudgetMs?: number;
 }
 
 export type JobTickOutcome =
   | 'completed'
   | 'stopped-at-deadline'
+  | 'stopped-at-budget'
   | 'leased-elsewhere'
   | 'not-due'
   | 'skipped'
@@ -85,20 +112,49 @@ export async function runScheduledTick(deps: ScheduledDeps, options: TickOptions
       { tenant: '', job: '', outcome: 'failed', error: `cannot read deployments: ${(err as Error).message}` },
     ];
   }
-  for (const job of jobs) {
+  const turns = inTurnsAcrossTenants(jobs);
+  const budgetMs = runBudget(stopAt - now(), turns.tenants, options.runBudgetMs);
+  for (const job of turns.jobs) {
     if (now() >= stopAt) break;
-    results.push(await runOne(deps, job, owner, stopAt, now));
+    results.push(await runOne(deps, job, owner, { stopAt, budgetMs }, now));
   }
   return results;
 }
+
+/** Each tenant's first job, then each tenant's second, and so on; tenants in order of first appearance. */
+export function inTurnsAcrossTenants(jobs: ScheduledJob[]): { jobs: ScheduledJob[]; tenants: number } {
+  const byTenant = new Map<string, ScheduledJob[]>();
+  for (const job of jobs) {
+    const tenant = String(job?.tenant ?? '');
+    const queue = byTenant.get(tenant);
+    if (queue) queue.push(job);
+    else byTenant.set(tenant, [job]);
+  }
+  const queues = [...byTenant.values()];
+  const ordered: ScheduledJob[] = [];
+  for (let turn = 0; ordered.length < jobs.length; turn++) {
+    for (const queue of queues) if (turn < queue.length) ordered.push(queue[turn]!);
+  }
+  return { jobs: ordered, tenants: queues.length };
+}
+
+/** A run's budget: its tenant's share of the tick, and no more than the configured budget. */
+export function runBudget(tickMs: number, tenants: number, configuredMs?: number): number {
+  const share = Math.floor(tickMs / Math.max(1, tenants));
+  return Math.max(1, Math.min(share, configuredMs ?? Number.POSITIVE_INFINITY));
+}
+
+const DEADLINE = 'scheduled tick deadline';
+const BUDGET = 'run budget';
 
 async function runOne(
   deps: ScheduledDeps,
   job: ScheduledJob,
   owner: string,
-  stopAt: number,
+  limits: { stopAt: number; budgetMs: number },
   now: () => number,
 ): Promise<JobTickResult> {
+  const { stopAt, budgetMs } = limits;
   const base = { tenant: job?.tenant, job: job?.name };
   const report = (r: RunReport) => deps.report?.(job, r);
   const input = safeInput(deps, job);
@@ -112,10 +168,13 @@ async function runOne(
     return { ...base, outcome: 'leased-elsewhere' };
   }
   const controller = new AbortController();
+  const budgetEnds = now() + budgetMs;
+  const reason = budgetEnds < stopAt ? BUDGET : DEADLINE;
   const timer = setTimeout(
-    () => controller.abort(new Error('scheduled tick deadline')),
-    Math.max(0, stopAt - now()),
+    () => controller.abort(new Error(reason)),
+    Math.max(0, Math.min(stopAt, budgetEnds) - now()),
   );
+  const stoppedBy = () => (controller.signal.reason as Error | undefined)?.message;
   try {
     const trigger = triggerOf(job.definition);
     const spec = trigger?.interval ?? trigger?.cron;
@@ -131,35 +190,56 @@ async function runOne(
         await stateDoc.set({ first_seen_ms: startedMs }, { merge: true });
       return { ...base, outcome: 'not-due' };
     }
-    const output = deps.outputFor(job);
-    const deliverJsonLines = jsonLinesTo(output);
-    const runOnce = (window?: RunWindow) =>
-      input.run(
-        {
-          job: job.name,
-          worker: 'cloud',
-          signal: controller.signal,
-          fingerprints: firestoreFingerprints(deps.db, { tenant: job.tenant }),
-          watermarks,
-          report,
-          ...(window ? { window } : {}),
-          ...(deliverJsonLines ? { deliverJsonLines } : {}),
-        },
-        (events) => output.write(events),
-      );
+    const built = outputOf(deps, job, report, controller.signal);
+    const output = bindOutput(built, report);
+    const runOnce = async (window?: RunWindow) => {
+      let failed = true;
+      try {
+        await input.run(
+          {
+            job: job.name,
+            worker: 'cloud',
+            signal: controller.signal,
+            fingerprints: firestoreFingerprints(deps.db, { tenant: job.tenant }),
+            watermarks,
+            report,
+            ...(window ? { window } : {}),
+            ...output.context,
+          },
+          output.deliver,
+        );
+        failed = false;
+      } finally {
+        // Before a window's watermark moves on: everything of the run acknowledged.
+        await output.endRun({ failed: failed || controller.signal.aborted });
+      }
+    };
     try {
       if (spec?.window) await runDueWindows(spec.window, runOnce, triggerContext);
       else await runOnce();
+    } catch (err) {
+      // An input stopped by the abort may throw (a cancelled request): that is a stop, not a failure.
+      if (!controller.signal.aborted) throw err;
     } finally {
-      await output.close();
+      await built.output.close();
     }
     const completed = !controller.signal.aborted;
     await stateDoc.set(
       afterTickRun(trigger, state, { startedMs, endedMs: now(), offsetMs, version, completed }),
       { merge: true },
     );
-    return { ...base, outcome: completed ? 'completed' : 'stopped-at-deadline' };
+    if (completed) return { ...base, outcome: 'completed' };
+    if (stoppedBy() !== BUDGET) return { ...base, outcome: 'stopped-at-deadline' };
+    report({
+      type: 'job-errors',
+      payload: {
+        reason: `the run took longer than its time budget of ${budgetMs} ms on the cloud worker and was stopped; it carries on at the next tick`,
+        budget_ms: budgetMs,
+      },
+    });
+    return { ...base, outcome: 'stopped-at-budget' };
   } catch (err) {
+    if (!wasReported(err)) report({ type: 'job-errors', payload: { reason: (err as Error).message } });
     report({ type: 'run-job-failure', payload: { job: job.name, error: (err as Error).message } });
     return { ...base, outcome: 'failed', error: (err as Error).message };
   } finally {
@@ -170,10 +250,30 @@ async function runOne(
 
 function safeInput(deps: ScheduledDeps, job: ScheduledJob): Input | undefined {
   try {
-    if (deps.inputFor) return deps.inputFor(job);
-    const gcs = job?.definition?.input?.gcs;
-    return gcs ? createGcsInput(gcs, deps.gcsOptions) : undefined;
+    // withActions leaves an input that already applies the job's actions as it is.
+    const input = deps.inputFor
+      ? deps.inputFor(job)
+      : inputFor(job.definition, deps.gcsOptions ? { gcs: deps.gcsOptions } : {});
+    return input && withActions(input, job.definition);
   } catch {
     return undefined;
   }
+}
+
+/** The job's output: the caller's (tests), else built from its kind, `print` to the caller's print output. */
+function outputOf(
+  deps: ScheduledDeps,
+  job: ScheduledJob,
+  report: (r: RunReport) => void,
+  signal: AbortSignal,
+): BuiltOutput {
+  const given = deps.outputFor?.(job);
+  if (given) return { kind: 'print', output: given, metrics: newOutputMetrics() };
+  return outputFor(job.definition, {
+    print: deps.print ?? createPrintOutput(process.stdout),
+    report,
+    signal,
+    ...(deps.egress ? { egress: deps.egress } : {}),
+    stored: true,
+  });
 }

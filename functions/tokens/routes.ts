@@ -6,16 +6,19 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { hashKey, kindOfKey, sameHash } from '../../shared/auth/keys.ts';
+import { TenantName } from '../../shared/auth/name-schemas.ts';
 import { canonicalUsername, DEFAULT_TENANT } from '../../shared/auth/names.ts';
 import type { Role } from '../../shared/auth/principal.ts';
 import { resolveTtl } from '../../shared/auth/ttl.ts';
 import { ApiError } from '../../shared/errors.ts';
+import { hasOwn, own } from '../../shared/own.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { body, errors, json } from '../app/openapi-common.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { dummyPasswordHash, verifyPassword } from '../auth/passwords.ts';
 import { clientAddress, FailureLimiter } from '../auth/rate-limit.ts';
 import { authServices, type TokenClaims } from '../auth/services.ts';
+import { userCredentialRef, workerCredentialRef } from '../identity/credential-refs.ts';
 import type { ApiKeyRecord, WorkerRecord } from '../identity/store.ts';
 
 export const TokenResponse = z
@@ -40,7 +43,7 @@ const UserTokenRequest = z
     username: z.string().min(1).max(256),
     password: z.string().min(1).max(1024),
     ttl: Ttl,
-    tenant: z.string().max(64).optional(),
+    tenant: TenantName.optional(),
   })
   .openapi('UserTokenRequest');
 
@@ -108,6 +111,14 @@ export function tokensFamily(deps: AppDeps): RouteFamily {
   return { name: 'tokens', routes };
 }
 
+/**
+ * The failed-login scopes of a password check: the user and the client address. Logins
+ * and own-password changes share them, so guessing through either counts against both.
+ */
+export function loginScopes(c: Context, deps: AppDeps, username: string): string[] {
+  return [`user:${username}`, `ip:${clientAddress(c, deps.config.trustedProxyHops)}`];
+}
+
 /** Checks a username and password and decides the tenant and role the token acts with. */
 export async function userClaims(
   c: Context,
@@ -118,7 +129,7 @@ export async function userClaims(
   limiter: FailureLimiter,
 ): Promise<TokenClaims> {
   const username = canonicalUsername(rawUsername) ?? rawUsername.normalize('NFKC');
-  const scopes = [`user:${username}`, `ip:${clientAddress(c)}`];
+  const scopes = loginScopes(c, deps, username);
   await limiter.assertAllowed(scopes);
   const store = await authServices(deps).store();
   const user = canonicalUsername(rawUsername) ? await store.getUser(username) : undefined;
@@ -129,11 +140,11 @@ export async function userClaims(
   }
   const tenant =
     requestedTenant ??
-    (user.memberships[DEFAULT_TENANT] || user.system_admin
+    (hasOwn(user.memberships, DEFAULT_TENANT) || user.system_admin
       ? DEFAULT_TENANT
       : Object.keys(user.memberships)[0]);
   if (!tenant) throw ApiError.forbidden('this user is not a member of any tenant');
-  let role: Role | undefined = user.memberships[tenant];
+  let role: Role | undefined = own(user.memberships, tenant);
   if (!role && user.system_admin && (await store.tenantExists(tenant))) role = 'admin';
   if (!role) throw ApiError.forbidden(`user ${username} is not a member of tenant ${tenant}`);
   return {
@@ -141,7 +152,7 @@ export async function userClaims(
     kind: 'user',
     tenant,
     roles: [role],
-    cred: `user:${username}:${user.credential_version}`,
+    cred: userCredentialRef(user),
     ...(user.system_admin ? { sys: true } : {}),
   };
 }
@@ -153,7 +164,7 @@ async function keyClaims(
   limiter: FailureLimiter,
 ): Promise<TokenClaims> {
   const hash = hashKey(key);
-  const scopes = [`key:${hash.slice(0, 16)}`, `ip:${clientAddress(c)}`];
+  const scopes = [`key:${hash.slice(0, 16)}`, `ip:${clientAddress(c, deps.config.trustedProxyHops)}`];
   await limiter.assertAllowed(scopes);
   const store = await authServices(deps).store();
   const kind = kindOfKey(key);
@@ -182,7 +193,7 @@ async function keyClaims(
         kind: 'worker',
         tenant: entry.tenant,
         roles: ['worker'],
-        cred: `worker:${entry.tenant}:${record.id}:${record.key_version}`,
+        cred: workerCredentialRef(entry.tenant, record),
       };
     }
   }

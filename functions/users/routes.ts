@@ -1,21 +1,32 @@
 /**
  * The `users` family (admin): users are global principals with one role per tenant.
- * Deleting a user or changing a password bumps its credential version, which revokes
- * every token issued from the old one.
+ * Who may add, remove and reset whom is decided in shared/auth/user-admin.ts. Removing a
+ * user or changing a password bumps its credential version and deletes its browser
+ * sessions, which revokes every token issued from the old credential.
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { canonicalUsername } from '../../shared/auth/names.ts';
+import { TenantName } from '../../shared/auth/name-schemas.ts';
+import { canonicalUsername, isPrototypeName, PROTOTYPE_NAME_MESSAGE } from '../../shared/auth/names.ts';
 import { ASSIGNABLE_ROLES } from '../../shared/auth/roles.ts';
+import {
+  addMemberDecision,
+  passwordChangeDecision,
+  removeMemberDecision,
+} from '../../shared/auth/user-admin.ts';
 import { ApiError } from '../../shared/errors.ts';
+import { own } from '../../shared/own.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
 import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
-import { hashPassword, MIN_PASSWORD_LENGTH } from '../auth/passwords.ts';
+import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from '../auth/passwords.ts';
+import { FailureLimiter } from '../auth/rate-limit.ts';
 import { authServices } from '../auth/services.ts';
-import type { UserRecord } from '../identity/store.ts';
+import { newGeneration } from '../identity/credential-refs.ts';
+import type { IdentityStore, UserRecord } from '../identity/store.ts';
+import { loginScopes } from '../tokens/routes.ts';
 
 const Password = z
   .string()
@@ -27,21 +38,32 @@ const Username = z
   .refine(
     (u) => canonicalUsername(u) === u,
     'usernames are 1-64 lowercase ASCII letters, digits, . _ - (no look-alike characters)',
-  );
+  )
+  .refine((u) => !isPrototypeName(u), PROTOTYPE_NAME_MESSAGE);
 
 const CreateUser = z
   .strictObject({
     username: Username,
     password: Password.optional().openapi({
-      description: 'Required for a new user; omit to add an existing user to this tenant',
+      description:
+        'Required for a new user; omitted only by the system admin adding an existing user to a tenant',
     }),
     role: z.enum(ASSIGNABLE_ROLES),
-    tenant: z.string().max(64).optional(),
+    tenant: TenantName.optional(),
   })
   .openapi('CreateUser');
 
+const NewPassword = z
+  .strictObject({
+    password: Password,
+    current_password: z.string().max(1024).optional().openapi({
+      description: 'Required when changing one’s own password; not sent by an admin resetting another user’s',
+    }),
+  })
+  .openapi('NewPassword');
+
 const UserView = z.object({ username: z.string(), tenant: z.string(), role: z.string() }).openapi('User');
-const UsernameParam = z.object({ username: z.string().max(64) });
+const UsernameParam = z.object({ username: Username });
 
 export function usersFamily(deps: AppDeps): RouteFamily {
   const routes = createRouter();
@@ -63,28 +85,23 @@ export function usersFamily(deps: AppDeps): RouteFamily {
     async (c) => {
       const input = c.req.valid('json');
       const tenant = targetTenant(c, input.tenant);
+      const principal = c.get('principal');
       const store = await auth.store();
       if (!(await store.tenantExists(tenant))) throw ApiError.notFound(`tenant ${tenant} does not exist`);
       const passwordHash = input.password ? await hashPassword(input.password) : undefined;
       await store.db.runTransaction(async (tx) => {
         const ref = store.user(input.username);
         const existing = (await tx.get(ref)).data() as UserRecord | undefined;
-        if (existing?.memberships[tenant])
-          throw ApiError.conflict(`user ${input.username} is already a member of ${tenant}`);
-        if (existing && passwordHash) {
-          throw ApiError.conflict(
-            `user ${input.username} exists; omit the password to add them to tenant ${tenant}`,
-          );
-        }
-        if (!existing && !passwordHash)
-          throw ApiError.invalid('a new user needs a password', [
-            { path: 'password', message: 'required for a new user' },
-          ]);
-        if (existing) tx.update(ref, { [`memberships.${tenant}`]: input.role });
+        const how = addMemberDecision(principal, input.username, tenant, existing, {
+          withPassword: passwordHash !== undefined,
+        });
+        if (how === 'join')
+          tx.update(ref, { memberships: { ...existing!.memberships, [tenant]: input.role } });
         else {
           const record: UserRecord = {
             username: input.username,
             password_hash: passwordHash!,
+            generation: newGeneration(),
             credential_version: 1,
             memberships: { [tenant]: input.role },
             system_admin: false,
@@ -111,7 +128,7 @@ export function usersFamily(deps: AppDeps): RouteFamily {
       const tenant = c.get('principal').tenant;
       const users = await (await auth.store()).usersOf(tenant);
       return c.json(
-        users.map((u) => ({ username: u.username, tenant, role: u.memberships[tenant]! })),
+        users.map((u) => ({ username: u.username, tenant, role: own(u.memberships, tenant)! })),
         200,
       );
     },
@@ -131,18 +148,26 @@ export function usersFamily(deps: AppDeps): RouteFamily {
     }),
     async (c) => {
       const { username } = c.req.valid('param');
-      const tenant = c.get('principal').tenant;
+      const principal = c.get('principal');
+      const tenant = principal.tenant;
       const store = await auth.store();
       await store.db.runTransaction(async (tx) => {
         const ref = store.user(username);
-        const user = (await tx.get(ref)).data() as UserRecord | undefined;
-        if (!user?.memberships[tenant]) throw ApiError.notFound(`no user ${username} in tenant ${tenant}`);
-        const { [tenant]: _, ...rest } = user.memberships;
-        if (Object.keys(rest).length === 0 && !user.system_admin) tx.delete(ref);
-        else tx.update(ref, { memberships: rest, credential_version: user.credential_version + 1 });
+        const [user, sessions] = await Promise.all([
+          tx.get(ref).then((snap) => snap.data() as UserRecord | undefined),
+          tx.get(store.sessionsOf(username)),
+        ]);
+        const how = removeMemberDecision(principal, username, tenant, user);
+        if (how === 'delete') tx.delete(ref);
+        else {
+          const memberships = Object.fromEntries(
+            Object.entries(user!.memberships).filter(([name]) => name !== tenant),
+          );
+          tx.update(ref, { memberships, credential_version: user!.credential_version + 1 });
+        }
+        for (const session of sessions.docs) tx.delete(session.ref);
       });
-      auth.forget(`user:${username}`);
-      auth.forget(`session:${username}`);
+      forgetUser(username);
       return c.body(null, 204);
     },
   );
@@ -153,37 +178,63 @@ export function usersFamily(deps: AppDeps): RouteFamily {
       path: '/users/{username}/password',
       tags: ['users'],
       summary:
-        'Change a password (yourself, or an admin of a tenant the user belongs to); old tokens stop working',
+        'Change your own password (with current_password), or, as an admin, reset the password of a user ' +
+        'who belongs to your tenant alone (the system admin: anyone’s); old tokens stop working',
       security: BEARER,
-      request: {
-        params: UsernameParam,
-        ...body(z.strictObject({ password: Password }).openapi('NewPassword')),
-      },
-      responses: { 204: noContent('Changed'), ...errors(400, 401, 403, 404) },
+      request: { params: UsernameParam, ...body(NewPassword) },
+      responses: { 204: noContent('Changed'), ...errors(400, 401, 403, 404, 429) },
     }),
     async (c) => {
       const { username } = c.req.valid('param');
-      const { password } = c.req.valid('json');
+      const input = c.req.valid('json');
       const principal = c.get('principal');
-      const self = principal.kind === 'user' && principal.subject === username;
-      if (!self && !(principal.roles.includes('admin') && principal.kind !== 'worker')) {
-        throw ApiError.forbidden('only the user or an admin may change a password');
-      }
       const store = await auth.store();
-      const hash = await hashPassword(password);
+      const how = passwordChangeDecision(principal, username, await store.getUser(username));
+      if (how === 'self') await assertCurrentPassword(c, store, username, input.current_password);
+      const hash = await hashPassword(input.password);
       await store.db.runTransaction(async (tx) => {
         const ref = store.user(username);
-        const user = (await tx.get(ref)).data() as UserRecord | undefined;
-        if (!user || (!self && !user.memberships[principal.tenant] && !principal.systemAdmin)) {
-          throw ApiError.notFound(`no user ${username} in tenant ${principal.tenant}`);
-        }
-        tx.update(ref, { password_hash: hash, credential_version: user.credential_version + 1 });
+        const [user, sessions] = await Promise.all([
+          tx.get(ref).then((snap) => snap.data() as UserRecord | undefined),
+          tx.get(store.sessionsOf(username)),
+        ]);
+        // Decided again on what the transaction read: the user may have changed meanwhile.
+        if (passwordChangeDecision(principal, username, user) !== how) throw ApiError.conflict('try again');
+        tx.update(ref, { password_hash: hash, credential_version: user!.credential_version + 1 });
+        for (const session of sessions.docs) tx.delete(session.ref);
       });
-      auth.forget(`user:${username}`);
-      auth.forget(`session:${username}`);
+      forgetUser(username);
       return c.body(null, 204);
     },
   );
+
+  function forgetUser(username: string): void {
+    auth.forget(`user:${username}`);
+    auth.forget(`session:${username}`);
+  }
+
+  /** A wrong or missing current password is a failed login: 403 here, and it counts toward 429. */
+  async function assertCurrentPassword(
+    c: Context<AppEnv>,
+    store: IdentityStore,
+    username: string,
+    currentPassword: string | undefined,
+  ): Promise<void> {
+    const limiter = new FailureLimiter(store.db);
+    const scopes = loginScopes(c, deps, username);
+    await limiter.assertAllowed(scopes);
+    const user = await store.getUser(username);
+    const ok =
+      currentPassword !== undefined && !!user && (await verifyPassword(currentPassword, user.password_hash));
+    if (!ok) {
+      await limiter.recordFailure(scopes);
+      throw ApiError.forbidden(
+        currentPassword === undefined
+          ? 'changing your own password needs current_password'
+          : 'current_password is not your current password',
+      );
+    }
+  }
 
   return { name: 'users', routes };
 }

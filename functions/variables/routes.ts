@@ -5,6 +5,7 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { isPrototypeName, PROTOTYPE_NAME_MESSAGE } from '../../shared/auth/names.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
@@ -18,7 +19,8 @@ export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
 const NameParam = z.object({
   name: z
     .string()
-    .regex(VARIABLE_NAME, 'variable names start with a letter or _ and use letters, digits, _ . -'),
+    .regex(VARIABLE_NAME, 'variable names start with a letter or _ and use letters, digits, _ . -')
+    .refine((name) => !isPrototypeName(name), PROTOTYPE_NAME_MESSAGE),
 });
 const Variable = z
   .object({ name: z.string(), value: z.string(), updated_at: z.string() })

@@ -6,6 +6,8 @@
 
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
+import { JOB_NAME } from '../../shared/job/schema.ts';
+import { own } from '../../shared/own.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
 import { BEARER, body, errors, noContent } from '../app/openapi-common.ts';
@@ -17,7 +19,8 @@ const Heartbeat = z
     jobs: z
       .array(
         z.strictObject({
-          name: z.string().max(128),
+          // Not JobName: a job stored under a name refused today must not stop the heartbeat.
+          name: z.string().regex(JOB_NAME),
           state: z.enum(DEPLOYMENT_STATES),
           error: z.string().max(2000).optional(),
         }),
@@ -43,6 +46,7 @@ export function registerHeartbeat(routes: OpenAPIHono<AppEnv>, deps: AppDeps): v
       const { tenant, subject: worker } = c.get('principal');
       const db = await deps.clients.firestore();
       const now = new Date().toISOString();
+      const { FieldPath } = await import('@google-cloud/firestore');
       await db.runTransaction(async (tx) => {
         const workerRef = db.collection('tenants').doc(tenant).collection('workers').doc(worker);
         const jobRefs = jobs.map((j) => jobsCollection(db, tenant).doc(j.name));
@@ -56,15 +60,15 @@ export function registerHeartbeat(routes: OpenAPIHono<AppEnv>, deps: AppDeps): v
         if (workerSnap.exists) tx.update(workerRef, { last_seen: now, online: true });
         jobs.forEach((job, i) => {
           const record = jobSnaps[i]!.data() as JobRecord | undefined;
-          const current = record?.deployments?.[worker];
+          // Own properties only: `deployments['toString']` is a function, not a deployment.
+          const current = own(record?.deployments, worker);
           if (!current || (current.state === job.state && (current.error ?? undefined) === job.error)) return;
-          tx.update(jobRefs[i]!, {
-            [`deployments.${worker}`]: {
-              ...current,
-              state: job.state,
-              updated_at: now,
-              ...(job.error ? { error: job.error } : { error: null }),
-            },
+          // A FieldPath, not `deployments.${worker}`: a dot in a worker id is not a nesting.
+          tx.update(jobRefs[i]!, new FieldPath('deployments', worker), {
+            ...current,
+            state: job.state,
+            updated_at: now,
+            ...(job.error ? { error: job.error } : { error: null }),
           });
           appendEventIn(tx, db, tenant, {
             type: 'job-state-transition',

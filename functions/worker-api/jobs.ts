@@ -9,7 +9,7 @@ import type { AppEnv } from '../app/env.ts';
 import { BEARER, errors, json } from '../app/openapi-common.ts';
 import { ContextStore } from '../contexts/store.ts';
 import { renderForWorkers } from '../jobs/render-for-worker.ts';
-import { type JobRecord, jobsCollection, stagedContext } from '../jobs/store.ts';
+import { type JobRecord, jobsCollection, stagedRenderInput } from '../jobs/store.ts';
 
 const WorkerJob = z
   .object({
@@ -33,17 +33,17 @@ export function registerWorkerJobs(routes: OpenAPIHono<AppEnv>, deps: AppDeps): 
     async (c) => {
       const { tenant, subject: worker } = c.get('principal');
       const db = await deps.clients.firestore();
-      const snap = await jobsCollection(db, tenant).where(`deployments.${worker}.version`, '>=', 0).get();
+      const { FieldPath } = await import('@google-cloud/firestore');
+      // One segment per name: `deployments.dot.w.version` would look for worker `dot`.
+      const snap = await jobsCollection(db, tenant)
+        .where(new FieldPath('deployments', worker, 'version'), '>=', 0)
+        .get();
       const contexts = new ContextStore(db);
       const jobs = await Promise.all(
         snap.docs.map(async (doc) => {
           const record = doc.data() as JobRecord;
           const staged = record.staged!;
-          const input = {
-            name: record.name,
-            definition: JSON.parse(staged.definition_json),
-            jobContext: stagedContext(staged),
-          };
+          const input = stagedRenderInput({ ...record, staged });
           const [rendering] = await renderForWorkers(contexts, tenant, input, [worker]);
           return rendering!.result.ok
             ? {

@@ -1,6 +1,7 @@
 /**
  * `GET /api/worker/messages?wait=25s` and `POST /api/worker/messages/ack`: a worker
  * reads its own Pub/Sub subscription through the API (it holds no cloud credentials).
+ * The same messages as server-sent events: functions/worker-api/stream.ts.
  * The read is a synchronous pull that waits up to `wait` for messages; delivery is at
  * least once until acknowledged. Messages for other workers (the emulator ignores
  * subscription filters) are acknowledged and dropped here.
@@ -8,7 +9,6 @@
 
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
-import { streamSSE } from 'hono/streaming';
 import { parseDuration } from '../../shared/duration.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { AppDeps } from '../app/deps.ts';
@@ -27,7 +27,15 @@ interface ReceivedMessage {
   message?: { data?: Uint8Array | string | null; attributes?: Record<string, string> | null } | null;
 }
 
-export function registerWorkerMessages(routes: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+/** Waits up to `waitMs` for a worker's messages, each with its `ack_id`. */
+export type PullMessages = (
+  tenant: string,
+  worker: string,
+  waitMs: number,
+  max: number,
+) => Promise<Record<string, unknown>[]>;
+
+export function registerWorkerMessages(routes: OpenAPIHono<AppEnv>, deps: AppDeps): PullMessages {
   let client: Promise<PullClient> | undefined;
   const subscriber = () => {
     client ??= deps.clients
@@ -76,14 +84,14 @@ export function registerWorkerMessages(routes: OpenAPIHono<AppEnv>, deps: AppDep
 
   /** Waits up to `waitMs` for this worker's messages; drops (acks) ones meant for others. */
   async function pullMessages(tenant: string, worker: string, waitMs: number, max: number) {
-    const pull = await subscriber();
+    const client = await subscriber();
     const deadline = Date.now() + waitMs;
     const subscription = subscriptionPath(tenant, worker);
     for (;;) {
       const remaining = deadline - Date.now();
       let received: ReceivedMessage[] = [];
       try {
-        const [answer] = await pull.pull(
+        const [answer] = await client.pull(
           { subscription, maxMessages: max, returnImmediately: false },
           { timeout: Math.max(1_000, Math.min(remaining, 20_000)), retry: null },
         );
@@ -95,7 +103,7 @@ export function registerWorkerMessages(routes: OpenAPIHono<AppEnv>, deps: AppDep
         if (code !== 4) throw err; // DEADLINE_EXCEEDED: nothing arrived in time
       }
       const foreign = received.filter((m) => !isForWorker(m.message?.attributes ?? {}, tenant, worker));
-      if (foreign.length) await pull.acknowledge({ subscription, ackIds: foreign.map((m) => m.ackId) });
+      if (foreign.length) await client.acknowledge({ subscription, ackIds: foreign.map((m) => m.ackId) });
       const mine = received.filter((m) => !foreign.includes(m));
       if (mine.length || Date.now() >= deadline - 500) {
         return mine.map((m) => ({
@@ -105,25 +113,6 @@ export function registerWorkerMessages(routes: OpenAPIHono<AppEnv>, deps: AppDep
       }
     }
   }
-
-  routes.get('/worker/stream', (c) => {
-    const { tenant, subject: worker } = c.get('principal');
-    return streamSSE(c, async (stream) => {
-      let open = true;
-      stream.onAbort(() => {
-        open = false;
-      });
-      // The same messages as the long poll, as server-sent events; acknowledge them with
-      // POST /api/worker/messages/ack (the ack_id is in each event's data).
-      while (open) {
-        const messages = await pullMessages(tenant, worker, 15_000, 50);
-        if (!messages.length) await stream.writeSSE({ event: 'keepalive', data: '{}' });
-        for (const message of messages) {
-          await stream.writeSSE({ event: 'message', id: message.ack_id, data: JSON.stringify(message) });
-        }
-      }
-    });
-  });
 
   routes.openapi(
     createRoute({
@@ -145,4 +134,5 @@ export function registerWorkerMessages(routes: OpenAPIHono<AppEnv>, deps: AppDep
       return c.body(null, 204);
     },
   );
+  return pullMessages;
 }

@@ -4,11 +4,12 @@
  */
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { ApiError } from '../../shared/errors.ts';
-import { findRuntimeRefs } from '../../shared/runtime-refs.ts';
+import { JobName } from '../../shared/job/schema.ts';
+import { hasOwn } from '../../shared/own.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
 import { BEARER, body, errors, json } from '../app/openapi-common.ts';
-import { type JobRecord, jobsCollection } from '../jobs/store.ts';
+import { approvedSecrets, type JobRecord, jobsCollection } from '../jobs/store.ts';
 import { SecretStore } from '../secrets/store.ts';
 
 export function registerSecretResolution(routes: OpenAPIHono<AppEnv>, deps: AppDeps): void {
@@ -19,9 +20,7 @@ export function registerSecretResolution(routes: OpenAPIHono<AppEnv>, deps: AppD
       tags: ['worker'],
       summary: 'Values of the secrets a job deployed to this worker uses',
       security: BEARER,
-      request: body(
-        z.strictObject({ job: z.string().max(128), refs: z.array(z.string().max(257)).min(1).max(100) }),
-      ),
+      request: body(z.strictObject({ job: JobName, refs: z.array(z.string().max(257)).min(1).max(100) })),
       responses: {
         200: json(z.object({ values: z.record(z.string(), z.string()) }), 'Values'),
         ...errors(400, 401, 403),
@@ -32,10 +31,7 @@ export function registerSecretResolution(routes: OpenAPIHono<AppEnv>, deps: AppD
       const { tenant, subject: worker } = c.get('principal');
       const db = await deps.clients.firestore();
       const record = (await jobsCollection(db, tenant).doc(job).get()).data() as JobRecord | undefined;
-      const used =
-        record?.staged && record.deployments?.[worker]
-          ? findRuntimeRefs(JSON.parse(record.staged.definition_json)).secrets
-          : [];
+      const used = record?.staged && hasOwn(record.deployments, worker) ? approvedSecrets(record.staged) : [];
       const refused = refs.filter((ref) => !used.includes(ref));
       if (refused.length)
         throw ApiError.forbidden(`job ${job} on this worker does not use ${refused.join(', ')}`);

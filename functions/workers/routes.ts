@@ -17,7 +17,9 @@ import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
 import { clientAddress, FailureLimiter } from '../auth/rate-limit.ts';
 import { authServices } from '../auth/services.ts';
+import { deliver } from '../contexts/outbox.ts';
 import { appendEventIn } from '../events/event-log.ts';
+import { newGeneration } from '../identity/credential-refs.ts';
 import type {
   EnrollmentSecretRecord,
   IdentityStore,
@@ -26,9 +28,20 @@ import type {
 } from '../identity/store.ts';
 import { jobsCollection } from '../jobs/store.ts';
 import { deleteWorkerSubscription, ensureWorkerSubscription } from '../messaging/worker-channel.ts';
+import { removeWorkerFromJobs } from './remove-deployments.ts';
 
 /** Built-in workers: `cloud` (the scheduled function) always, `local` in the local stack. */
 export const BUILT_IN_WORKERS = ['cloud', 'local'] as const;
+
+/**
+ * Nobody creates or enrolls a built-in id through the API: `cloud` is the scheduled
+ * function, and `local` exists only in the local stack, which writes it itself
+ * (local/local-worker.ts). An enrolled `local` in the cloud would pose as that worker.
+ */
+function assertNotBuiltIn(id: string): void {
+  if ((BUILT_IN_WORKERS as readonly string[]).includes(id))
+    throw ApiError.conflict(`worker id ${id} is built in`);
+}
 
 const Labels = z.record(z.string().max(63), z.string().max(63)).default({});
 const CreateWorker = z.strictObject({ id: WorkerId, labels: Labels }).openapi('CreateWorker');
@@ -103,7 +116,7 @@ export function workersFamily(deps: AppDeps): RouteFamily {
     async (c) => {
       const input = c.req.valid('json');
       const tenant = c.get('principal').tenant;
-      if (input.id === 'cloud') throw ApiError.conflict('worker id cloud is built in');
+      assertNotBuiltIn(input.id);
       const key = await createWorker(await auth.store(), tenant, input.id, input.labels);
       await ensureWorkerSubscription(await deps.clients.pubsub(), tenant, input.id);
       return c.json({ id: input.id, key }, 201);
@@ -169,10 +182,11 @@ export function workersFamily(deps: AppDeps): RouteFamily {
       const tenant = c.get('principal').tenant;
       if (id === 'cloud') throw ApiError.conflict('the built-in cloud worker cannot be deleted');
       const store = await auth.store();
-      await store.db.runTransaction(async (tx) => {
+      const outbox = await store.db.runTransaction(async (tx) => {
         const ref = store.worker(tenant, id);
         const record = (await tx.get(ref)).data() as WorkerRecord | undefined;
         if (!record) throw ApiError.notFound(`no worker ${id}`);
+        const queued = await removeWorkerFromJobs(tx, store.db, tenant, id);
         store.deleteKeyed(tx, ref, record.key_hash);
         appendEventIn(tx, store.db, tenant, {
           type: 'worker-removed',
@@ -180,8 +194,10 @@ export function workersFamily(deps: AppDeps): RouteFamily {
           worker: id,
           payload: {},
         });
+        return queued;
       });
       auth.forget(`worker:${tenant}:${id}`);
+      await Promise.all(outbox.map((o) => deliver(deps, o.id, o.entry)));
       await deleteWorkerSubscription(await deps.clients.pubsub(), tenant, id);
       return c.body(null, 204);
     },
@@ -231,11 +247,11 @@ export function workersFamily(deps: AppDeps): RouteFamily {
       const store = await auth.store();
       const limiter = new FailureLimiter(store.db);
       const hash = hashKey(input.secret);
-      const scopes = [`key:${hash.slice(0, 16)}`, `ip:${clientAddress(c)}`];
+      const scopes = [`key:${hash.slice(0, 16)}`, `ip:${clientAddress(c, deps.config.trustedProxyHops)}`];
       await limiter.assertAllowed(scopes);
       const entry = kindOfKey(input.secret) === 'enrollment' ? await store.lookupKey(hash) : undefined;
       const id = input.id ?? `w-${randomBytes(5).toString('hex')}`;
-      if (id === 'cloud') throw ApiError.conflict('worker id cloud is built in');
+      assertNotBuiltIn(id);
       const secretRef =
         entry?.kind === 'enrollment' ? store.enrollmentSecret(entry.tenant, entry.id) : undefined;
       const { key, hash: keyHash } = newKey('worker');
@@ -296,6 +312,7 @@ function writeWorker(
     id,
     labels,
     key_hash: keyHash,
+    generation: newGeneration(),
     key_version: 1,
     created_at: new Date().toISOString(),
   };

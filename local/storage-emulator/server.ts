@@ -10,6 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { FaultInjector, RequestKind } from './faults.ts';
 import { listNames } from './list.ts';
+import { bucketNameProblem, objectNameProblem, UnsafeNameError } from './names.ts';
 import { applyFields, parseFields } from './partial-response.ts';
 import { bucketResource, errorBody, etagOf, objectResource } from './resources.ts';
 import type { ObjectMeta, ObjectStore, WritableMeta } from './store.ts';
@@ -41,7 +42,10 @@ export function createHandler(store: ObjectStore, faults: FaultInjector, baseUrl
     try {
       const url = new URL(req.url ?? '/', 'http://emulator');
       if (url.pathname.startsWith('/_emulator/')) return await admin(req, res, url);
-      const route = parseRoute(url.pathname);
+      // The path as sent: URL parsing would resolve `..` and `%2E%2E` segments, and the
+      // resolved path could name another bucket or a route the client never asked for.
+      const route = parseRoute((req.url ?? '/').split('?')[0]!);
+      checkRouteNames(route);
       const injected = await faults.admit(kindOf(req.method!, route, url));
       if (injected) {
         await drain(req);
@@ -53,7 +57,7 @@ export function createHandler(store: ObjectStore, faults: FaultInjector, baseUrl
         res.destroy(err as Error);
         return;
       }
-      const status = err instanceof HttpError ? err.status : 500;
+      const status = err instanceof HttpError ? err.status : err instanceof UnsafeNameError ? 400 : 500;
       sendJson(res, status, errorBody(status, (err as Error).message));
     }
   };
@@ -365,7 +369,12 @@ function parseRoute(pathname: string): Route {
   if (raw[0] === 'upload' && raw[1] === 'storage') [kind, parts] = ['upload', raw.slice(3)];
   else if (raw[0] === 'download' && raw[1] === 'storage') [kind, parts] = ['download', raw.slice(3)];
   else if (raw[0] === 'storage' && raw[1] === 'v1') parts = raw.slice(2);
-  const seg = parts.map((p) => decodeURIComponent(p));
+  let seg: string[];
+  try {
+    seg = parts.map((p) => decodeURIComponent(p));
+  } catch {
+    throw new HttpError(400, 'The path is not valid percent-encoded UTF-8.');
+  }
   if (seg[0] !== 'b') {
     // XML-API style `/<bucket>/<object...>` (public URLs, some client download paths).
     if (raw.length >= 2 && raw[0])
@@ -495,10 +504,28 @@ function pickMeta(source: Partial<WritableMeta>): Partial<WritableMeta> {
   return out;
 }
 
-function requireName(name: string | null | undefined): string {
-  if (!name) throw new HttpError(400, 'Required parameter: name');
-  if (name.length > 1024) throw new HttpError(400, 'The object name is too long.');
+function requireName(name: unknown): string {
+  if (typeof name !== 'string' || !name) throw new HttpError(400, 'Required parameter: name');
+  const problem = objectNameProblem(name);
+  if (problem) throw new HttpError(400, problem);
   return name;
+}
+
+/** Refuses, before anything is read or written, a route whose bucket or object name could be a path out of its folder. */
+function checkRouteNames(route: Route): void {
+  const buckets: string[] = [];
+  const objects: string[] = [];
+  if ('bucket' in route) buckets.push(route.bucket);
+  if ('object' in route) objects.push(route.object);
+  if ('action' in route && route.action) {
+    buckets.push(route.action.bucket);
+    objects.push(route.action.object);
+  }
+  for (const bucket of buckets) {
+    const problem = bucketNameProblem(bucket);
+    if (problem) throw new HttpError(400, problem);
+  }
+  for (const object of objects) requireName(object);
 }
 
 function optional<K extends string>(key: K, value: string | null): { [P in K]?: string } {

@@ -9,6 +9,7 @@ import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/p
 import { dirname, join, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { checksumsOf, ObjectHasher } from './checksums.ts';
+import { pathInside } from './names.ts';
 
 export interface ObjectMeta {
   name: string;
@@ -97,7 +98,7 @@ export class ObjectStore {
     };
     this.buckets.set(name, state);
     if (this.dir) {
-      await mkdir(join(this.dir, name), { recursive: true });
+      await mkdir(pathInside(this.dir, name), { recursive: true });
       await this.saveMeta(state);
     }
     return state.meta;
@@ -110,7 +111,7 @@ export class ObjectStore {
     if (bucket.names.length > 0) return false;
     this.buckets.delete(name);
     if (this.dir) {
-      await rm(join(this.dir, name), { recursive: true, force: true });
+      await rm(pathInside(this.dir, name), { recursive: true, force: true });
       await rm(join(this.dir, META_DIR, `${name}.json`), { force: true });
     }
     return true;
@@ -216,7 +217,7 @@ export class ObjectStore {
   }
 
   private objectPath(bucket: string, name: string): string {
-    return join(this.dir!, bucket, ...name.split('/'));
+    return pathInside(this.dir!, bucket, ...name.split('/'));
   }
 
   private refreshBucketList(): void {

@@ -6,6 +6,7 @@
  *   allows(['operator'], 'viewer'); // true
  *   allows(['worker'], 'viewer');   // false
  */
+import { own } from '../own.ts';
 import type { Role } from './principal.ts';
 
 const IMPLIES: Record<Role, readonly Role[]> = {
@@ -16,7 +17,8 @@ const IMPLIES: Record<Role, readonly Role[]> = {
 };
 
 export function allows(held: readonly Role[], required: Role): boolean {
-  return held.some((role) => IMPLIES[role].includes(required));
+  // Roles come from token claims: an unknown one (even `constructor`) grants nothing.
+  return held.some((role) => own(IMPLIES, role)?.includes(required) === true);
 }
 
 /** Roles a human or automation credential may be given (`worker` comes only with a worker key). */

@@ -1,12 +1,14 @@
 /**
  * Context maps (CONTRACT section 2): keys `^[A-Za-z_][A-Za-z0-9_-]{0,127}$` (`job` and
- * `worker` are built in, `__proto__` and `constructor` never allowed), JSON values nested
+ * `worker` are built in; names every object answers to, like `__proto__`, `constructor` or
+ * `toString`, and `prototype` never allowed), JSON values nested
  * at most 32 deep, at most 256 KiB serialized. Updates merge key by key; `null` deletes.
  *
  * @example
  *   applyUpdate({ a: 1, b: 2 }, { b: null, c: 3 }); // { a: 1, c: 3 }
  */
 import { z } from 'zod';
+import { isPrototypeName } from '../auth/names.ts';
 import { ApiError, type ErrorDetail } from '../errors.ts';
 import { CONTEXT_KEY } from '../job/fields.ts';
 
@@ -14,13 +16,13 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 export type ContextMap = Record<string, JsonValue>;
 
 export const RESERVED_KEYS = ['job', 'worker'] as const;
-const FORBIDDEN_KEYS = ['__proto__', 'constructor', 'prototype'];
 export const MAX_DEPTH = 32;
 export const MAX_MAP_BYTES = 256 * 1024;
 
 /** Problems with a key, or undefined when it is fine. */
 export function keyProblem(key: string): string | undefined {
-  if (FORBIDDEN_KEYS.includes(key)) return `\`${key}\` is not allowed as a key`;
+  if (isPrototypeName(key) || key === 'prototype')
+    return `\`${key}\` is reserved (it is a property of every JavaScript object)`;
   if ((RESERVED_KEYS as readonly string[]).includes(key))
     return `\`${key}\` is reserved: job and worker are built in`;
   if (!CONTEXT_KEY.test(key))

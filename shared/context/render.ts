@@ -10,6 +10,12 @@
  * Templates are compiled once per definition object, so rendering one job for many
  * workers only walks precompiled parts.
  *
+ * Rendering is bounded: a job may hold at most MAX_REFERENCES references, and its rendered
+ * `input` and `output` at most MAX_RENDERED_BYTES (UTF-8). The size is counted while the
+ * strings are built and rendering stops as soon as it is exceeded, so a large value
+ * referenced many times costs about the limit, not gigabytes. Lookups read own properties
+ * only: `{{constructor}}` is a missing key, like any other name the context does not hold.
+ *
  * @example
  *   const result = renderJob(definition, resolveContext(layers).context);
  *   if (!result.ok) console.log(result.errors); // [{ path: 'input.gcs.bucket-name', message: 'missing context key `bucket`' }]
@@ -30,7 +36,22 @@ type Compiled =
 const REFERENCE = /\\\{\{|\{\{\s*([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*)\s*\}\}/g;
 const WHOLE = /^\{\{\s*([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*)\s*\}\}$/;
 
-const compiledCache = new WeakMap<object, { input: Compiled; output: Compiled }>();
+/** Far beyond any real job (jobs are at most 1 MiB as saved), small enough that rendering stays cheap. */
+export const MAX_RENDERED_BYTES = 1024 * 1024;
+export const MAX_REFERENCES = 10_000;
+
+const compiledCache = new WeakMap<object, { input: Compiled; output: Compiled; references: number }>();
+
+/** Thrown inside evaluation when the output passes MAX_RENDERED_BYTES; caught by interpolateJob. */
+class RenderedTooLarge {
+  constructor(readonly path: string) {}
+}
+
+/** The running size of one rendering, and the text of each non-string value it inserted. */
+interface Budget {
+  bytes: number;
+  sizes: Map<string, { text: string; bytes: number }>;
+}
 
 export type RenderResult = { ok: true; definition: JobDefinition } | { ok: false; errors: ErrorDetail[] };
 
@@ -51,16 +72,43 @@ export function interpolateJob(
 ): { ok: true; definition: Record<string, unknown> } | { ok: false; errors: ErrorDetail[] } {
   let compiled = compiledCache.get(definition);
   if (!compiled) {
-    compiled = { input: compile(definition.input, 'input'), output: compile(definition.output, 'output') };
+    const input = compile(definition.input, 'input');
+    const output = compile(definition.output, 'output');
+    compiled = { input, output, references: countReferences(input) + countReferences(output) };
     compiledCache.set(definition, compiled);
   }
+  if (compiled.references > MAX_REFERENCES) {
+    return {
+      ok: false,
+      errors: [
+        {
+          path: '',
+          message: `the job uses ${compiled.references} context references, more than ${MAX_REFERENCES} context references allowed in one job`,
+        },
+      ],
+    };
+  }
   const missing: ErrorDetail[] = [];
-  const rendered = {
-    ...definition,
-    input: evaluate(compiled.input, context, missing),
-    output: evaluate(compiled.output, context, missing),
-  };
-  return missing.length > 0 ? { ok: false, errors: missing } : { ok: true, definition: rendered };
+  const budget: Budget = { bytes: 0, sizes: new Map() };
+  try {
+    const rendered = {
+      ...definition,
+      input: evaluate(compiled.input, context, missing, budget),
+      output: evaluate(compiled.output, context, missing, budget),
+    };
+    return missing.length > 0 ? { ok: false, errors: missing } : { ok: true, definition: rendered };
+  } catch (err) {
+    if (!(err instanceof RenderedTooLarge)) throw err;
+    return {
+      ok: false,
+      errors: [
+        {
+          path: err.path,
+          message: `the job renders to more than 1 MiB (${MAX_RENDERED_BYTES} bytes); a context value is too large or referenced too often`,
+        },
+      ],
+    };
+  }
 }
 
 /** Names of the context keys a definition references (first path segment), for impact checks. */
@@ -106,36 +154,91 @@ function compile(value: unknown, path: string): Compiled {
   return { kind: 'literal', value };
 }
 
-function evaluate(node: Compiled, context: Record<string, JsonValue>, missing: ErrorDetail[]): unknown {
+function countReferences(node: Compiled): number {
   switch (node.kind) {
     case 'literal':
+      return 0;
+    case 'whole':
+      return 1;
+    case 'text':
+      return node.parts.filter((part) => 'ref' in part).length;
+    case 'array':
+      return node.items.reduce((sum, item) => sum + countReferences(item), 0);
+    case 'object':
+      return node.entries.reduce((sum, [, child]) => sum + countReferences(child), 0);
+  }
+}
+
+function evaluate(
+  node: Compiled,
+  context: Record<string, JsonValue>,
+  missing: ErrorDetail[],
+  budget: Budget,
+): unknown {
+  switch (node.kind) {
+    case 'literal':
+      if (typeof node.value === 'string') spend(budget, utf8Length(node.value), '');
       return node.value;
     case 'whole': {
       const found = lookup(context, node.ref);
       if (found === undefined) return reportMissing(missing, context, node.ref, node.path);
+      spend(budget, insertion(budget, node.raw, found).bytes, node.path);
       return found;
     }
     case 'text': {
       let out = '';
       for (const part of node.parts) {
         if ('text' in part) {
+          spend(budget, utf8Length(part.text), node.path);
           out += part.text;
           continue;
         }
         const found = lookup(context, part.ref);
-        if (found === undefined) reportMissing(missing, context, part.ref, node.path);
-        else out += typeof found === 'string' ? found : JSON.stringify(found);
+        if (found === undefined) {
+          reportMissing(missing, context, part.ref, node.path);
+          continue;
+        }
+        const inserted = insertion(budget, part.raw, found);
+        spend(budget, inserted.bytes, node.path);
+        out += inserted.text;
       }
       return out;
     }
     case 'array':
-      return node.items.map((item) => evaluate(item, context, missing));
-    case 'object': {
-      const out: Record<string, unknown> = {};
-      for (const [key, child] of node.entries) out[key] = evaluate(child, context, missing);
-      return out;
-    }
+      return node.items.map((item) => evaluate(item, context, missing, budget));
+    case 'object':
+      // fromEntries defines own properties: a `__proto__` key stays a key, never a prototype.
+      return Object.fromEntries(
+        node.entries.map(([key, child]) => [key, evaluate(child, context, missing, budget)]),
+      );
   }
+}
+
+/** Counts `bytes` against the budget before anything that size is built. */
+function spend(budget: Budget, bytes: number, path: string): void {
+  budget.bytes += bytes;
+  if (budget.bytes > MAX_RENDERED_BYTES) throw new RenderedTooLarge(path);
+}
+
+/** The text a reference inserts and its size, measured once per reference per rendering. */
+function insertion(budget: Budget, raw: string, value: JsonValue): { text: string; bytes: number } {
+  let known = budget.sizes.get(raw);
+  if (!known) {
+    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    known = { text, bytes: utf8Length(text) };
+    budget.sizes.set(raw, known);
+  }
+  return known;
+}
+
+function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    // Each UTF-16 unit is already counted once: add what its UTF-8 form takes beyond that.
+    if (code >= 0x80) bytes += code < 0x800 || (code >= 0xd800 && code <= 0xdfff) ? 1 : 2;
+  }
+  return bytes;
 }
 
 function lookup(context: Record<string, JsonValue>, ref: string[]): JsonValue | undefined {

@@ -26,12 +26,14 @@ export interface ResolvedContext {
 }
 
 export function resolveContext(layers: ContextLayers): ResolvedContext {
-  const context: Record<string, JsonValue> = {};
-  const sources: Record<string, ContextSource> = {};
+  // Maps, then own properties (fromEntries): a key such as `__proto__` from a local
+  // `--context` can only ever be a key, never replace the object's prototype.
+  const context = new Map<string, JsonValue>();
+  const sources = new Map<string, ContextSource>();
   const apply = (map: ContextMap, source: ContextSource) => {
     for (const [key, value] of Object.entries(map)) {
-      context[key] = value;
-      sources[key] = source;
+      context.set(key, value);
+      sources.set(key, source);
     }
   };
   // Lowest precedence first; later layers overwrite.
@@ -39,9 +41,9 @@ export function resolveContext(layers: ContextLayers): ResolvedContext {
   apply(layers.global, 'global');
   apply(layers.workerMap, 'worker');
   apply(layers.jobMap, 'job');
-  context.job = layers.job;
-  context.worker = layers.worker;
-  sources.job = 'builtin';
-  sources.worker = 'builtin';
-  return { context, sources };
+  context.set('job', layers.job);
+  context.set('worker', layers.worker);
+  sources.set('job', 'builtin');
+  sources.set('worker', 'builtin');
+  return { context: Object.fromEntries(context), sources: Object.fromEntries(sources) };
 }

@@ -15,7 +15,11 @@ import { compileSafeRegex } from '../regex.ts';
 import { parseStartTime } from '../time-format.ts';
 import { closest } from './suggest.ts';
 
-export type Level = 'saved' | 'rendered';
+/**
+ * `stored` is `saved` plus the rules of a job kept in the control plane (which runs on
+ * hosts its author does not own): no local file paths.
+ */
+export type Level = 'saved' | 'stored' | 'rendered';
 
 /** A string that is, or contains, a `{{key}}` context reference (not the escaped `\{{`). */
 export const TEMPLATE_PATTERN = /(^|[^\\])\{\{[^}]*\}\}/;

@@ -9,6 +9,7 @@
  */
 import { type Document, isMap, isPair, isScalar, LineCounter, parseDocument } from 'yaml';
 import type { ErrorDetail } from '../errors.ts';
+import { expressionPosition } from './actions/expression-position.ts';
 import type { Level } from './fields.ts';
 import type { JobDefinition } from './schema.ts';
 import { validateJob } from './validate.ts';
@@ -62,7 +63,8 @@ export function parseJobYaml(input: string | Uint8Array, options: { level?: Leve
     // Errors about a key (unknown, malformed) point at the key; all others at the offending value.
     const errors = result.errors.map((e) => ({
       ...e,
-      ...positionOf(document, lineCounter, e.path, /^(unknown field|key `)/.test(e.message)),
+      ...(expressionPosition(document, lineCounter, text, e.path, e.message) ??
+        positionOf(document, lineCounter, e.path, /^(unknown field|key `)/.test(e.message))),
     }));
     return { ok: false, errors };
   }

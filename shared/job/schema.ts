@@ -7,16 +7,39 @@
  *   const result = jobSchema('rendered').safeParse(value);
  */
 import { z } from 'zod';
+import { isPrototypeName, PROTOTYPE_NAME_MESSAGE } from '../auth/names.ts';
+import { actionsSchema } from './actions/schema.ts';
 import { CONTEXT_KEY, exactlyOne, type Fields, fieldsFor, type Level } from './fields.ts';
 import { gcsInputSchema } from './inputs/gcs.ts';
 import { httpPollInputSchema } from './inputs/http-poll.ts';
+import { discardOutputSchema } from './outputs/discard.ts';
+import { fileOutputSchema } from './outputs/file.ts';
+import { gcsOutputSchema } from './outputs/gcs.ts';
+import { httpPostOutputSchema } from './outputs/http-post.ts';
 import { printOutputSchema } from './outputs/print.ts';
+import { pubsubOutputSchema } from './outputs/pubsub.ts';
 
 export const JOB_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * A job name, wherever one comes in (the definition's `name`, `/api/jobs/{name}`, the
+ * contexts routes): names every object answers to, like `constructor`, are refused here once.
+ */
+export const JobName = z
+  .string()
+  .regex(JOB_NAME, 'job names start with a letter or digit and use only letters, digits, . _ - (at most 128)')
+  .refine((name) => !isPrototypeName(name), PROTOTYPE_NAME_MESSAGE);
 export const RESERVED_CONTEXT_KEYS = ['job', 'worker'] as const;
 
 const INPUT_KINDS = { gcs: gcsInputSchema, 'http-poll': httpPollInputSchema } as const;
-const OUTPUT_KINDS = { print: printOutputSchema } as const;
+const OUTPUT_KINDS = {
+  print: printOutputSchema,
+  gcs: gcsOutputSchema,
+  pubsub: pubsubOutputSchema,
+  'http-post': httpPostOutputSchema,
+  file: fileOutputSchema,
+  discard: discardOutputSchema,
+} as const;
 export type InputKind = keyof typeof INPUT_KINDS;
 export type OutputKind = keyof typeof OUTPUT_KINDS;
 export const INPUT_KIND_NAMES = Object.keys(INPUT_KINDS) as InputKind[];
@@ -40,13 +63,7 @@ function buildJobSchema(level: Level) {
   return f
     .strict(
       {
-        name: z
-          .string()
-          .regex(
-            JOB_NAME,
-            'must start with a letter or digit and use only letters, digits, . _ - (at most 128)',
-          )
-          .describe('The job name.'),
+        name: JobName.describe('The job name.'),
         context: z
           .record(
             z
@@ -55,12 +72,14 @@ function buildJobSchema(level: Level) {
               .refine(
                 (k) => !(RESERVED_CONTEXT_KEYS as readonly string[]).includes(k),
                 'is reserved: job and worker are built in',
-              ),
+              )
+              .refine((k) => !isPrototypeName(k), PROTOTYPE_NAME_MESSAGE),
             z.json(),
           )
           .optional()
           .describe('Default context values (lowest precedence); referenced as {{key}} in input and output.'),
         input: kinds(INPUT_KINDS, 'input'),
+        actions: actionsSchema(f).optional(),
         output: kinds(OUTPUT_KINDS, 'output'),
       },
       'the job',
@@ -84,6 +103,10 @@ export type JobDefinitionInput = z.input<JobSchema>;
 export type GcsInput = NonNullable<JobDefinition['input']['gcs']>;
 export type HttpPollInput = NonNullable<JobDefinition['input']['http-poll']>;
 export type Trigger = NonNullable<GcsInput['trigger']>;
+export type GcsOutput = NonNullable<JobDefinition['output']['gcs']>;
+export type PubsubOutput = NonNullable<JobDefinition['output']['pubsub']>;
+export type HttpPostOutput = NonNullable<JobDefinition['output']['http-post']>;
+export type FileOutput = NonNullable<JobDefinition['output']['file']>;
 
 /** The trigger of a job's input, whichever kind the input is (absent: the input runs once). */
 export function triggerOf(definition: Pick<JobDefinition, 'input'>): Trigger | undefined {

@@ -8,6 +8,7 @@
  *   if (!result.ok) console.log(result.errors);
  */
 import type { z } from 'zod';
+import { PROTOTYPE_NAME_MESSAGE } from '../auth/names.ts';
 import { type ErrorDetail, formatPath } from '../errors.ts';
 import { describeValue, type Level, TEMPLATE_PATTERN } from './fields.ts';
 import { type JobDefinition, jobSchema } from './schema.ts';
@@ -15,6 +16,9 @@ import { type JobDefinition, jobSchema } from './schema.ts';
 export type ValidationResult<T> = { ok: true; job: T } | { ok: false; errors: ErrorDetail[] };
 
 export function validateJob(value: unknown, options: { level: Level }): ValidationResult<JobDefinition> {
+  const protoKeys = protoKeyPaths(value);
+  if (protoKeys.length)
+    return { ok: false, errors: protoKeys.map((path) => ({ path, message: PROTOTYPE_NAME_MESSAGE })) };
   const result = jobSchema(options.level).safeParse(value, { reportInput: true });
   if (result.success) return { ok: true, job: result.data as JobDefinition };
   return { ok: false, errors: issuesToJobErrors(result.error.issues) };
@@ -103,4 +107,19 @@ function dedupe(details: ErrorDetail[]): ErrorDetail[] {
     seen.add(key);
     return true;
   });
+}
+
+/**
+ * Paths of `__proto__` keys anywhere in a parsed document. zod drops them from what it
+ * returns without a word, but the document is stored as written, so they are refused here
+ * (the schema refuses the other names every object answers to where names are keys).
+ */
+function protoKeyPaths(value: unknown, path: PropertyKey[] = []): string[] {
+  if (value === null || typeof value !== 'object') return [];
+  const found: string[] = [];
+  for (const [key, item] of Object.entries(value)) {
+    if (key === '__proto__') found.push(formatPath([...path, key]));
+    else found.push(...protoKeyPaths(item, [...path, Array.isArray(value) ? Number(key) : key]));
+  }
+  return found;
 }

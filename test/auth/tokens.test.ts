@@ -302,7 +302,11 @@ describe('revocation of user tokens', () => {
     );
     const changed = await t.request(
       '/api/users/changer/password',
-      jsonInit('POST', { password: 'changer-password-2' }, bearer(changer)),
+      jsonInit(
+        'POST',
+        { password: 'changer-password-2', current_password: 'changer-password-1' },
+        bearer(changer),
+      ),
     );
     expect(changed.status).toBe(204);
 

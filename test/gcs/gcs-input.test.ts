@@ -330,11 +330,18 @@ describe('credentials and retry', () => {
       storageOptions(
         {
           'storage-url': 'gs://b',
-          'service-account': { key: '{"project_id":"p","type":"service_account"}' },
+          'service-account': {
+            key: JSON.stringify({
+              project_id: 'p',
+              type: 'service_account',
+              client_email: 'r@p.iam.gserviceaccount.com',
+              private_key: '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n',
+            }),
+          },
         },
         {},
       ),
-    ).toMatchObject({ credentials: { project_id: 'p' }, projectId: 'p' });
+    ).toMatchObject({ credentials: { client_email: 'r@p.iam.gserviceaccount.com' }, projectId: 'p' });
     expect(
       storageOptions({ 'storage-url': 'gs://b' }, { STORAGE_EMULATOR_HOST: '127.0.0.1:9' }),
     ).toMatchObject({

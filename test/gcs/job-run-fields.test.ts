@@ -232,6 +232,7 @@ describe.concurrent('sluice job run: which objects are read (gcs)', { timeout: T
       type: 'service_account',
       project_id: 'demo-fields',
       client_email: 'reader@demo-fields.iam.gserviceaccount.com',
+      private_key: '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n',
     });
     // A JSON string on the command line (a bare object would be a context object, not a string).
     const r = await sluice(file, { context: { bucket, 'sa-key': JSON.stringify(key) } });

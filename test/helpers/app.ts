@@ -37,7 +37,13 @@ export function testDeps(projectId = testProjectId()): { deps: AppDeps; logs: ()
       callback();
     },
   });
-  const config = { ...loadConfig({}), projectId, secretsKey: Buffer.alloc(32, 7).toString('base64') };
+  const config = {
+    ...loadConfig({}),
+    projectId,
+    secretsKey: Buffer.alloc(32, 7).toString('base64'),
+    // As the local stack: jobs on the `cloud` worker may reach test servers on loopback.
+    egressAllow: ['127.0.0.0/8', '::1/128'],
+  };
   const deps: AppDeps = {
     config,
     clients: cloudClients({ projectId }),

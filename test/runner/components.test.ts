@@ -129,7 +129,7 @@ describe('the http-poll input', () => {
   it('splits a JSON array into events, wrapping non-objects in _raw', async () => {
     const { events, reports } = await poll({ url: `${base}/array`, json: true });
     expect(events).toEqual([{ a: 1 }, { a: 2 }, { _raw: 3 }, { _raw: 'x' }, { _raw: null }]);
-    expect(reports.map((r) => r.type)).toEqual(['job-run-started', 'job-run-ended']);
+    expect(reports.map((r) => r.type)).toEqual(['job-run-started', 'job-run-ended', 'job-metrics']);
     expect(reports[1]!.payload.events).toBe(5);
   });
 

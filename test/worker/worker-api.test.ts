@@ -152,10 +152,12 @@ describe('telemetry and fingerprints', () => {
 });
 
 describe('the message stream', () => {
-  it('delivers the worker’s messages as server-sent events, with the token in the documented query parameter', async () => {
-    const token = worker1Token();
+  it('delivers the worker’s messages as server-sent events, opened with a single-use ticket', async () => {
+    const { ticket } = await json(
+      await t.request('/api/worker/stream-ticket', { method: 'POST', headers: w1 }),
+    );
     const controller = new AbortController();
-    const res = await t.request(`/api/worker/stream?access_token=${token}`, { signal: controller.signal });
+    const res = await t.request(`/api/worker/stream?ticket=${ticket}`, { signal: controller.signal });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     await t.request('/api/contexts/update-worker-map/w1', jsonInit('POST', { streamed: true }, admin));
@@ -179,10 +181,6 @@ describe('the message stream', () => {
     expect(typeof data.ack_id).toBe('string');
   }, 30_000);
 });
-
-function worker1Token(): string {
-  return w1.authorization!.slice('Bearer '.length);
-}
 
 describe('offline workers', () => {
   it('records worker-offline once when a worker misses three heartbeats', async () => {

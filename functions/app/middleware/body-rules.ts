@@ -2,21 +2,66 @@
  * Request bodies: at most 1 MiB (413) and of a media type the route accepts (415).
  * Checked before any route code runs, so a refused request touches nothing.
  */
-import type { MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import type { Context, MiddlewareHandler } from 'hono';
 import { ApiError } from '../../../shared/errors.ts';
 import type { AppEnv } from '../env.ts';
 import type { RouteFamily } from '../router.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * How much of an oversized body is read and thrown away before answering 413. A server that
+ * answers and closes while the client is still sending resets the connection, and the client
+ * then sees a socket error instead of the 413; reading the rest first lets it read the answer.
+ * Beyond this the answer goes out with `Connection: close` and the client may see a reset.
+ */
+export const MAX_DISCARDED_BYTES = 32 * 1024 * 1024;
 
 export function limitBodySize(): MiddlewareHandler<AppEnv> {
-  return bodyLimit({
-    maxSize: MAX_BODY_BYTES,
-    onError: () => {
-      throw new ApiError('payload_too_large', 'request body is larger than 1 MiB');
-    },
-  });
+  return async function bodySizeMiddleware(c, next) {
+    const body = c.req.raw.body;
+    if (!body) return await next();
+    const declared = c.req.raw.headers.get('content-length');
+    if (declared !== null && !c.req.raw.headers.has('transfer-encoding')) {
+      // Node frames the body by Content-Length, so a body within it cannot grow past it.
+      if (Number(declared) <= MAX_BODY_BYTES) return await next();
+      return await refuse(c, body.getReader(), 0);
+    }
+    // No length given (chunked): count while buffering, up to the limit.
+    const reader = body.getReader();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_BODY_BYTES) return await refuse(c, reader, size);
+      chunks.push(value);
+    }
+    c.req.raw = new Request(c.req.raw, { body: Buffer.concat(chunks, size) });
+    await next();
+  };
+}
+
+async function refuse(
+  c: Context<AppEnv>,
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  read: number,
+): Promise<never> {
+  let total = read;
+  let whole = false;
+  while (total <= MAX_DISCARDED_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) {
+      whole = true;
+      break;
+    }
+    total += value.byteLength;
+  }
+  if (!whole) {
+    c.header('connection', 'close');
+    await reader.cancel().catch(() => {});
+  }
+  throw new ApiError('payload_too_large', 'request body is larger than 1 MiB');
 }
 
 type MediaRule = NonNullable<RouteFamily['bodyMediaTypes']>[number];

@@ -4,6 +4,7 @@
  * and reference page.
  */
 import { z } from 'zod';
+import { googleKeySchema } from '../credentials.ts';
 import { enumMessage, exactlyOne, type Fields } from '../fields.ts';
 import { triggerSchema } from '../triggers.ts';
 
@@ -12,21 +13,11 @@ export const PAYLOAD_MODES = ['auto', 'json', 'raw', 'binary'] as const;
 export const TIMESTAMP_MODES = ['none', 'last-modified'] as const;
 export const PREPROCESSORS = ['extension', 'gzip', 'parquet', 'base64'] as const;
 
-const BUCKET_NAME = /^[a-z0-9][a-z0-9._-]{1,221}[a-z0-9]$/;
+export const BUCKET_NAME = /^[a-z0-9][a-z0-9._-]{1,221}[a-z0-9]$/;
 const STORAGE_URL = /^gs:\/\/[a-z0-9][a-z0-9._-]{1,221}[a-z0-9](\/.*)?$/;
 
 export function gcsInputSchema(f: Fields) {
-  const pathOrKey = (what: string) =>
-    f
-      .strict(
-        {
-          path: f.string(`Location of the ${what} file.`).optional(),
-          key: f.string(`The ${what} itself (JSON).`).optional(),
-        },
-        `credentials.${what}`,
-      )
-      .superRefine(exactlyOne(`credentials.${what}`, ['path', 'key']))
-      .describe(`Either \`path\` (a file) or \`key\` (the ${what} as JSON).`);
+  const pathOrKey = (what: string) => googleKeySchema(f, what);
 
   const credentials = f
     .strict(
@@ -48,7 +39,9 @@ export function gcsInputSchema(f: Fields) {
         });
       }
     })
-    .describe('How to reach the bucket: literal values or context interpolation.');
+    .describe(
+      'How to reach the bucket: literal values or context interpolation. Without service-account or application-credentials the job runs with the identity of the machine that runs it; the cloud worker refuses that (deploy a job with a key to it).',
+    );
 
   const timestampMode = z
     .union([

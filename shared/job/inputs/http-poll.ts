@@ -1,9 +1,13 @@
 /** The `http-poll` input: requests a URL on its trigger and emits the answer. */
 import { z } from 'zod';
+import { formatByteSize, parseByteSize } from '../../byte-size.ts';
 import type { Fields } from '../fields.ts';
 import { triggerSchema } from '../triggers.ts';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
+export const DEFAULT_MAX_RESPONSE_SIZE = '16MiB';
+/** A runner holds a whole answer in memory (the cloud worker shares its memory with every tenant). */
+export const LARGEST_MAX_RESPONSE_BYTES = 256 * 1024 ** 2;
 
 export function httpPollInputSchema(f: Fields) {
   return f
@@ -13,7 +17,7 @@ export function httpPollInputSchema(f: Fields) {
           z
             .string()
             .refine((u) => /^https?:\/\//.test(u) && URL.canParse(u), 'must be an http:// or https:// URL'),
-          'The URL to request.',
+          'The URL to request. Connections to link-local and metadata addresses are always refused, to loopback and private addresses unless the runner allows them (SLUICE_EGRESS_ALLOW); redirects are followed (at most 5) and checked the same way.',
         ),
         method: f.enumOf(HTTP_METHODS, 'HTTP method.').default('GET'),
         headers: z.record(z.string(), f.string('Header value.')).default({}).describe('Request headers.'),
@@ -22,6 +26,23 @@ export function httpPollInputSchema(f: Fields) {
           .boolean('Parse the answer as JSON: an array gives one event per element, an object one event.')
           .default(false),
         timeout: f.duration('Time allowed for one request.').default('30s'),
+        'max-response-size': f
+          .typed(
+            z.union([z.string(), z.number().int().nonnegative()]).superRefine((value, ctx) => {
+              try {
+                const bytes = parseByteSize(value);
+                if (bytes > LARGEST_MAX_RESPONSE_BYTES)
+                  ctx.addIssue({
+                    code: 'custom',
+                    message: `may be at most ${formatByteSize(LARGEST_MAX_RESPONSE_BYTES)}`,
+                  });
+              } catch (err) {
+                ctx.addIssue({ code: 'custom', message: (err as Error).message });
+              }
+            }),
+            `Largest answer read; a larger one fails the run with a job-errors event. Bytes, or a size such as 512KiB, 16MiB (at most ${formatByteSize(LARGEST_MAX_RESPONSE_BYTES)}).`,
+          )
+          .default(DEFAULT_MAX_RESPONSE_SIZE),
         trigger: triggerSchema(f).optional(),
       },
       'input.http-poll',

@@ -32,6 +32,12 @@ describe('the gcs input: defaults', () => {
   });
 });
 
+const SERVICE_ACCOUNT_KEY = JSON.stringify({
+  type: 'service_account',
+  client_email: 'reader@acme.iam.gserviceaccount.com',
+  private_key: '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n',
+});
+
 const ACCEPTED: [string, unknown][] = [
   ['payload-mode', 'auto'],
   ['payload-mode', 'json'],
@@ -63,15 +69,16 @@ const ACCEPTED: [string, unknown][] = [
   ['retry', { timeout: '500ms', retries: 3 }],
   ['retry', { timeout: 30 }],
   ['credentials', { 'storage-url': 'gs://acme-logs', 'service-account': { path: '/etc/sa.json' } }],
-  [
-    'credentials',
-    { 'storage-url': 'gs://acme-logs', 'service-account': { key: '{"type":"service_account"}' } },
-  ],
+  ['credentials', { 'storage-url': 'gs://acme-logs', 'service-account': { key: SERVICE_ACCOUNT_KEY } }],
   [
     'credentials',
     { 'storage-url': 'gs://acme-logs/prefix', 'application-credentials': { path: '/etc/adc.json' } },
   ],
-  ['credentials', { 'storage-url': 'gs://acme-logs', 'application-credentials': { key: '{}' } }],
+  [
+    'credentials',
+    { 'storage-url': 'gs://acme-logs', 'application-credentials': { key: SERVICE_ACCOUNT_KEY } },
+  ],
+  ['credentials', { 'storage-url': 'gs://acme-logs', 'service-account': { key: '${secret|gcp/key}' } }],
 ];
 
 const REJECTED: [string, unknown, string][] = [

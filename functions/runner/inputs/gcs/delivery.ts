@@ -34,15 +34,22 @@ export class DeliveryTracker<T extends Tracked, B> {
 
   constructor(
     private readonly format: Pick<BatchFormat<B>, 'size' | 'join'>,
-    private readonly deliver: (batch: B) => Promise<void>,
+    /** Delivers a batch; `objects` are those with events in it (one in per-object mode). */
+    private readonly deliver: (batch: B, objects: T[]) => Promise<void>,
     /** Called after a delivery with the objects it completed; awaited before the next one. */
     private readonly onComplete: (objects: T[]) => Promise<void>,
     private readonly batchEvents = BATCH_EVENTS,
+    /** Never join two objects' events in one batch (the output names what it writes after the object). */
+    private readonly perObject = false,
   ) {}
 
   async add(object: T, batch: B): Promise<void> {
     const size = this.format.size(batch);
     if (!size) return;
+    // The open batch is handed to the delivery chain synchronously, so no other reader's
+    // events can slip in between; waiting for it afterwards keeps the backpressure.
+    const previous =
+      this.perObject && this.objects.length && this.objects[0] !== object ? this.flush() : undefined;
     if (!object.inBatch) {
       object.inBatch = true;
       object.outstanding++;
@@ -50,6 +57,7 @@ export class DeliveryTracker<T extends Tracked, B> {
     }
     this.batches.push(batch);
     this.size += size;
+    if (previous) await previous;
     if (this.size >= this.batchEvents) await this.flush();
   }
 
@@ -73,7 +81,7 @@ export class DeliveryTracker<T extends Tracked, B> {
     for (const object of objects) object.inBatch = false;
     this.flushing = this.flushing.then(async () => {
       if (size) {
-        await this.deliver(this.format.join(batches));
+        await this.deliver(this.format.join(batches), objects);
         this.delivered += size;
       }
       for (const object of objects) {

@@ -13,7 +13,7 @@
  */
 import type { Bucket, Storage } from '@google-cloud/storage';
 import type { GcsInput } from '../../../../shared/job/index.ts';
-import { type Input, markReported, type RunContext, type RunEvent } from '../../types.ts';
+import { type DeliveryUnit, type Input, markReported, type RunContext, type RunEvent } from '../../types.ts';
 import { type BatchFormat, eventObjects, jsonLines } from './batches.ts';
 import { storageForCredentials } from './client.ts';
 import { type GcsPlan, planGcsInput } from './config.ts';
@@ -67,7 +67,12 @@ interface ObjectState extends Tracked {
 
 interface Sink<B> {
   format: BatchFormat<B>;
-  deliver(batch: B): Promise<void>;
+  deliver(batch: B, unit?: DeliveryUnit): Promise<void>;
+}
+
+/** The object version a batch came from, for outputs that name what they write after it. */
+function unitOf(meta: ObjectMeta): DeliveryUnit {
+  return { key: fingerprintKey(meta), name: meta.name, generation: meta.generation };
 }
 
 export async function runGcsInput(
@@ -105,11 +110,15 @@ export async function runGcsInput(
     : ({ format: eventObjects, deliver } as Sink<unknown>);
   const tracker = new DeliveryTracker<ObjectState, unknown>(
     sink.format,
-    async (batch) => {
-      await sink.deliver(batch);
+    async (batch, objects) => {
+      await sink.deliver(batch, ctx.perUnit ? unitOf(objects[0]!.meta) : undefined);
       stats.events += sink.format.size(batch);
     },
     async (done) => {
+      if (!plan.fingerprinting && !ctx.perUnit) return;
+      // The output holds these objects' events until it has flushed them and its
+      // destination acknowledged them; only then is it safe to say they were read.
+      await ctx.acknowledge?.(done.map((o) => unitOf(o.meta)));
       if (!plan.fingerprinting) return;
       await ctx.fingerprints.commit(
         ctx.job,
@@ -119,6 +128,7 @@ export async function runGcsInput(
       stats.fingerprinted += done.length;
     },
     options.batchEvents,
+    ctx.perUnit === true,
   );
   const track = (meta: ObjectMeta): ObjectState => ({
     meta,

@@ -2,32 +2,61 @@
  * The `http-poll` input: one request per run. With `json: true` an array answer gives
  * one event per element and an object one event; anything else (or `json: false`) gives
  * `{ "_raw": <body text> }`. Non-2xx answers and timeouts fail the run with a reason.
+ * The request goes through the egress guard (`../../egress/`): addresses the runner's
+ * policy refuses fail the run with `egress refused: <address>: <reason>`, and an answer
+ * over `max-response-size` fails it without being read further.
  */
+import { formatByteSize, parseByteSize } from '../../../../shared/byte-size.ts';
 import { parseDuration } from '../../../../shared/duration.ts';
+import { DEFAULT_MAX_RESPONSE_SIZE } from '../../../../shared/job/inputs/http-poll.ts';
 import type { HttpPollInput } from '../../../../shared/job/schema.ts';
+import {
+  EgressRefusedError,
+  type GuardedResponse,
+  guardedFetch,
+  ResponseTooLargeError,
+} from '../../egress/guarded-fetch.ts';
+import { type EgressPolicy, egressPolicyFromEnv } from '../../egress/policy.ts';
 import type { Input, RunEvent } from '../../types.ts';
 
 const BATCH_SIZE = 1_000;
 
-export function createHttpPollInput(config: HttpPollInput): Input {
+export interface HttpPollOptions {
+  /** Where the job may connect; default: SLUICE_EGRESS_ALLOW of this process, else loopback only. */
+  egress?: EgressPolicy;
+}
+
+export function createHttpPollInput(config: HttpPollInput, options: HttpPollOptions = {}): Input {
   const timeoutMs = parseDuration(config.timeout);
+  const maxBytes = parseByteSize(config['max-response-size'] ?? DEFAULT_MAX_RESPONSE_SIZE);
+  const policy = options.egress ?? egressPolicyFromEnv();
   return {
     async run(ctx, deliver) {
       const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
-      let res: Response;
+      let res: GuardedResponse;
       try {
-        res = await fetch(config.url, {
-          method: config.method,
-          headers: config.headers,
-          ...(config.body !== undefined && config.method !== 'GET' && config.method !== 'HEAD'
-            ? { body: config.body }
-            : {}),
-          signal,
-        });
+        res = await guardedFetch(
+          config.url,
+          {
+            method: config.method,
+            headers: config.headers,
+            ...(config.body !== undefined && config.method !== 'GET' && config.method !== 'HEAD'
+              ? { body: config.body }
+              : {}),
+            signal,
+          },
+          { policy, maxBytes },
+        );
       } catch (err) {
+        if (err instanceof EgressRefusedError) throw err;
+        if (err instanceof ResponseTooLargeError) {
+          throw new Error(
+            `response too large: ${config.url} answered more than ${formatByteSize(maxBytes)} (max-response-size: ${formatByteSize(maxBytes)}; raise it in the job to read more)`,
+          );
+        }
         throw new Error(`request to ${config.url} failed: ${(err as Error).message}`);
       }
-      const text = await res.text();
+      const text = new TextDecoder().decode(res.body);
       if (!res.ok) throw new Error(`${config.url} answered ${res.status}: ${text.slice(0, 200)}`);
       // Large answers go out in batches: the output can push back, and Ctrl-C stops between them.
       const events = toEvents(text, config.json);

@@ -1,0 +1,308 @@
+/**
+ * A job's `actions`, compiled once per job version into one function applied to each
+ * event: CEL programs are parsed and checked here (never per event), field paths split,
+ * timestamp formats compiled. Applying the chain changes the event object in place (it
+ * is the input's freshly parsed object, and becomes the output's), and allocates only
+ * what the actions add to it.
+ *
+ * An evaluation error in any action drops the event and is counted, with the action's
+ * index and field, for `job-metrics` and `job-errors`.
+ *
+ * @example
+ *   const chain = compileActionChain(definition.actions, { onError: (f) => report(f) });
+ *   chain.bind({ job: 'j', worker: 'w' });
+ *   const out = chain.apply(event); // undefined: dropped
+ */
+import { type CelProgram, type CelVariables, compileCel } from '../../../shared/job/actions/cel.ts';
+import { deletePath, getPath, parseFieldPath, setPath } from '../../../shared/job/actions/paths.ts';
+import type { Action } from '../../../shared/job/actions/schema.ts';
+import { compileTimestampFormat } from '../../../shared/job/actions/strftime.ts';
+import type { RunEvent } from '../types.ts';
+import { celToJson } from './to-json.ts';
+
+export interface ActionFailure {
+  /** 0-based index of the action in `actions`. */
+  action: number;
+  kind: string;
+  /** The field the action was working on, when it has one. */
+  field?: string;
+  reason: string;
+}
+
+export interface ActionStats {
+  events_in: number;
+  events_out: number;
+  /** Events each action dropped (filters), by index; 0 for other kinds. */
+  dropped: number[];
+  /** Evaluation errors (each dropped its event), by action index. */
+  errors: number[];
+}
+
+export interface ActionChain {
+  /** Sets `job` and `worker` for the expressions. */
+  bind(names: { job: string; worker: string }): void;
+  /** The event after every action, or undefined when it was dropped. */
+  apply(event: RunEvent): RunEvent | undefined;
+  /** Counts since the last call, which resets them. */
+  takeStats(): ActionStats;
+}
+
+/** Returned by a step that drops the event. */
+const DROP = Symbol('drop');
+
+type Step = (event: RunEvent) => RunEvent | typeof DROP;
+
+class StepError extends Error {
+  constructor(
+    readonly field: string | undefined,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function compileActionChain(
+  actions: readonly Action[],
+  options: { onError?: (failure: ActionFailure) => void } = {},
+): ActionChain {
+  const variables: CelVariables = { event: {}, job: '', worker: '' };
+  const steps: Step[] = [];
+  const kinds: string[] = [];
+  for (const action of actions) {
+    const [kind, spec] = Object.entries(action).find(([, v]) => v !== undefined)!;
+    kinds.push(kind);
+    steps.push(compileStep(kind, spec, variables));
+  }
+  const newStats = (): ActionStats => ({
+    events_in: 0,
+    events_out: 0,
+    dropped: steps.map(() => 0),
+    errors: steps.map(() => 0),
+  });
+  let stats = newStats();
+  return {
+    bind({ job, worker }) {
+      variables.job = job;
+      variables.worker = worker;
+    },
+    apply(event) {
+      stats.events_in++;
+      let current = event;
+      let i = 0;
+      try {
+        for (; i < steps.length; i++) {
+          const next = steps[i]!(current);
+          if (next === DROP) {
+            stats.dropped[i]!++;
+            return undefined;
+          }
+          current = next;
+        }
+      } catch (err) {
+        stats.errors[i]!++;
+        options.onError?.({
+          action: i,
+          kind: kinds[i]!,
+          ...(err instanceof StepError && err.field !== undefined ? { field: err.field } : {}),
+          reason: reasonOf(err),
+        });
+        return undefined;
+      } finally {
+        variables.event = EMPTY;
+      }
+      stats.events_out++;
+      return current;
+    },
+    takeStats() {
+      const taken = stats;
+      stats = newStats();
+      return taken;
+    },
+  };
+}
+
+// Holds no event between calls, so a chain never keeps the last event alive.
+const EMPTY: RunEvent = Object.freeze({}) as RunEvent;
+
+function reasonOf(err: unknown): string {
+  const error = err as { summary?: string; message?: string };
+  return error.summary ?? error.message ?? String(err);
+}
+
+function compileStep(kind: string, spec: unknown, variables: CelVariables): Step {
+  switch (kind) {
+    case 'filter': {
+      const program = programOf(spec as string);
+      return (event) => {
+        variables.event = event;
+        const result = program(variables);
+        if (result === true) return event;
+        if (result === false) return DROP;
+        throw new StepError(undefined, `the filter gave ${typeof result}, not true or false`);
+      };
+    }
+    case 'set': {
+      const entries = Object.entries(spec as Record<string, string>);
+      const paths = entries.map(([field]) => parseFieldPath(field));
+      const names = entries.map(([field]) => field);
+      const programs = entries.map(([, source]) => programOf(source));
+      // Reused for every event: all expressions see the event as it was before this action.
+      const values: unknown[] = new Array(entries.length);
+      return (event) => {
+        variables.event = event;
+        for (let k = 0; k < programs.length; k++) {
+          try {
+            values[k] = celToJson(programs[k]!(variables));
+          } catch (err) {
+            throw new StepError(names[k], reasonOf(err));
+          }
+        }
+        for (let k = 0; k < paths.length; k++) {
+          const path = paths[k]!;
+          if (path.length === 1) event[path[0]!] = values[k];
+          else {
+            try {
+              setPath(event, path, values[k]);
+            } catch (err) {
+              throw new StepError(names[k], reasonOf(err));
+            }
+          }
+          values[k] = undefined;
+        }
+        return event;
+      };
+    }
+    case 'remove': {
+      const paths = (spec as string[]).map(parseFieldPath);
+      if (paths.every((p) => p.length === 1)) return reshape(new Set(paths.map((p) => p[0]!)), new Map());
+      return (event) => {
+        for (const path of paths) {
+          if (path.length === 1) {
+            if (Object.hasOwn(event, path[0]!)) delete event[path[0]!];
+          } else deletePath(event, path);
+        }
+        return event;
+      };
+    }
+    case 'rename': {
+      const pairs = Object.entries(spec as Record<string, string>).map(
+        ([from, to]) => [parseFieldPath(from), parseFieldPath(to), to] as const,
+      );
+      if (pairs.every(([from, to]) => from.length === 1 && to.length === 1)) {
+        const renames = new Map(pairs.map(([from, to]) => [from[0]!, to[0]!]));
+        // Sequential renames (a: b, b: c) and two into one are not one copy; in place handles them.
+        const targets = [...renames.values()];
+        if (new Set(targets).size === targets.length && !targets.some((to) => renames.has(to)))
+          return reshape(new Set(), renames);
+      }
+      return (event) => {
+        for (const [from, to, name] of pairs) {
+          if (from.length === 1 && to.length === 1) {
+            const key = from[0]!;
+            if (!Object.hasOwn(event, key)) continue;
+            const value = event[key];
+            delete event[key];
+            event[to[0]!] = value;
+            continue;
+          }
+          const value = getPath(event, from);
+          if (value === undefined) continue;
+          deletePath(event, from);
+          try {
+            setPath(event, to, value);
+          } catch (err) {
+            throw new StepError(name, reasonOf(err));
+          }
+        }
+        return event;
+      };
+    }
+    case 'keep': {
+      const paths = (spec as string[]).map(parseFieldPath);
+      return (event) => {
+        const kept: RunEvent = {};
+        for (const path of paths) {
+          if (path.length === 1) {
+            if (Object.hasOwn(event, path[0]!)) kept[path[0]!] = event[path[0]!];
+            continue;
+          }
+          const value = getPath(event, path);
+          if (value !== undefined) setPath(kept, path, value);
+        }
+        return kept;
+      };
+    }
+    case 'parse-json': {
+      const field = spec as string;
+      const path = parseFieldPath(field);
+      return (event) => {
+        const text = getPath(event, path);
+        if (typeof text !== 'string') return event;
+        let value: unknown;
+        try {
+          value = JSON.parse(text);
+        } catch {
+          throw new StepError(field, 'the field does not hold JSON text');
+        }
+        setPath(event, path, value);
+        return event;
+      };
+    }
+    case 'parse-timestamp': {
+      const { field, format } = spec as { field: string; format: string };
+      const path = parseFieldPath(field);
+      const parse = compileTimestampFormat(format);
+      return (event) => {
+        const text = getPath(event, path);
+        if (text === undefined) return event;
+        if (typeof text !== 'string') throw new StepError(field, `the field holds ${kindOf(text)}, not text`);
+        const time = parse(text);
+        if (!time || Number.isNaN(time.getTime()))
+          throw new StepError(field, `the field's text does not match the format ${format}`);
+        setPath(event, path, time.toISOString());
+        return event;
+      };
+    }
+    default:
+      throw new Error(`unknown action kind ${kind}`);
+  }
+}
+
+/**
+ * Top-level removes and renames as one copy into a new object: `delete` would turn the
+ * event into a slow dictionary-mode object, which every later action and the output pay for.
+ */
+function reshape(removed: ReadonlySet<string>, renames: ReadonlyMap<string, string>): Step {
+  // A renamed field replaces a field of its new name.
+  const targets = new Map([...renames].map(([from, to]) => [to, from]));
+  return (event) => {
+    const out: RunEvent = {};
+    for (const key in event) {
+      if (!Object.hasOwn(event, key) || removed.has(key)) continue;
+      const source = targets.get(key);
+      if (source !== undefined && source !== key && Object.hasOwn(event, source)) continue;
+      const to = renames.get(key) ?? key;
+      if (to === '__proto__') defineOwn(out, to, event[key]);
+      else out[to] = event[key];
+    }
+    return out;
+  };
+}
+
+/** An own `__proto__` field (JSON.parse makes them) stays a field, never an object's prototype. */
+export function defineOwn(target: RunEvent, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function programOf(source: string): CelProgram {
+  const compiled = compileCel(source);
+  // Validation already refused these; a definition that skipped it still fails here, once.
+  if (!compiled.ok) throw new Error(`${compiled.message} in ${JSON.stringify(source)}`);
+  return compiled.program;
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  return typeof value === 'object' ? 'a map' : `a ${typeof value}`;
+}

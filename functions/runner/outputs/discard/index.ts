@@ -1,0 +1,23 @@
+/**
+ * The `discard` output: counts events and bytes and drops them (benchmarks, dry runs).
+ * Takes JSON lines as they are, so a benchmark measures the input, not serialization.
+ *
+ * @example
+ *   const output = createDiscardOutput(metrics);
+ */
+import type { JsonLines, Output, OutputMetrics, RunEvent } from '../../types.ts';
+
+export function createDiscardOutput(metrics: OutputMetrics): Output {
+  return {
+    async write(events: RunEvent[]) {
+      metrics.batches++;
+      metrics.events += events.length;
+    },
+    async writeJsonLines(lines: JsonLines) {
+      metrics.batches++;
+      metrics.events += lines.count;
+      for (const chunk of lines.chunks) metrics.bytes += chunk.length;
+    },
+    async close() {},
+  };
+}

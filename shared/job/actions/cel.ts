@@ -1,0 +1,141 @@
+/**
+ * CEL expressions of `actions` (the Common Expression Language of IAM conditions and
+ * Eventarc filters), compiled and type-checked once, with the variables `event` (a map),
+ * `job` and `worker` (strings). Evaluation is bounded by the expression's size: CEL has
+ * no loops beyond its macros over existing lists, and the parser's limits cap the size.
+ *
+ * `matches` runs on RE2 (re2js, linear time), not on JavaScript's backtracking RegExp:
+ * one worker runs many tenants' jobs, and a pattern such as `(a+)+$` must not stall it.
+ * Its pattern must therefore be a string literal, compiled when the job is validated.
+ *
+ * @example
+ *   const compiled = compileCel('event.status >= 500 && job == "api"');
+ *   if (compiled.ok) compiled.program({ event, job: 'api', worker: 'w1' }); // true
+ */
+import { Environment } from '@marcbachmann/cel-js';
+import { compileSafeRegex, type SafeRegex } from '../../regex.ts';
+
+export interface CelVariables {
+  event: Record<string, unknown>;
+  job: string;
+  worker: string;
+}
+
+export type CelProgram = (variables: CelVariables) => unknown;
+
+export type CelCompiled =
+  | { ok: true; program: CelProgram; type: string }
+  | { ok: false; message: string /** 0-based offset in the expression. */; offset: number };
+
+/** Parse-time limits: a job's expression is a line or a few, never a program. */
+const LIMITS = {
+  maxAstNodes: 2000,
+  maxDepth: 64,
+  maxListElements: 1000,
+  maxMapEntries: 1000,
+  maxCallArguments: 32,
+};
+
+let environment: Environment | undefined;
+
+function env(): Environment {
+  environment ??= new Environment({ enableOptionalTypes: true, limits: LIMITS })
+    .registerVariable('event', 'map')
+    .registerVariable('job', 'string')
+    .registerVariable('worker', 'string');
+  return environment;
+}
+
+const SECRET_REF = /\$\{secret\|/;
+
+export function compileCel(source: string): CelCompiled {
+  const secret = SECRET_REF.exec(source);
+  if (secret) {
+    return {
+      ok: false,
+      offset: secret.index,
+      message: '${secret|...} is not allowed in an expression: secrets must not flow into events',
+    };
+  }
+  let program: ReturnType<Environment['parse']>;
+  try {
+    program = env().parse(source);
+  } catch (err) {
+    return problem(err, 'syntax');
+  }
+  const checked = program.check();
+  if (!checked.valid) return problem(checked.error, 'type');
+  const regexProblem = useRe2ForMatches(program.ast as unknown as AstNode);
+  if (regexProblem) return regexProblem;
+  return { ok: true, program: program as CelProgram, type: checked.type ?? 'dyn' };
+}
+
+function problem(err: unknown, what: 'syntax' | 'type'): CelCompiled {
+  const error = err as { summary?: string; message?: string; range?: { start?: number } };
+  const summary = error.summary ?? String(error.message ?? err).split('\n')[0]!;
+  return { ok: false, message: `CEL ${what} error: ${summary}`, offset: error.range?.start ?? 0 };
+}
+
+interface AstNode {
+  op: string;
+  args: unknown;
+  start: number;
+  evaluate: (ev: Evaluator, ast: AstNode, ctx: unknown) => unknown;
+}
+
+interface Evaluator {
+  run(ast: AstNode, ctx: unknown): unknown;
+}
+
+/**
+ * Replaces the evaluation of every `matches` call with an RE2 match of its literal
+ * pattern, compiled here once (a library's node evaluates through its own `evaluate`,
+ * which the parser itself reassigns the same way).
+ */
+function useRe2ForMatches(root: AstNode): CelCompiled | undefined {
+  const stack: unknown[] = [root];
+  while (stack.length) {
+    const node = stack.pop();
+    if (Array.isArray(node)) {
+      stack.push(...node);
+      continue;
+    }
+    if (!isNode(node)) continue;
+    if (
+      (node.op === 'rcall' || node.op === 'call') &&
+      Array.isArray(node.args) &&
+      node.args[0] === 'matches'
+    ) {
+      const [subject, pattern] =
+        node.op === 'rcall'
+          ? [node.args[1] as AstNode, (node.args[2] as AstNode[])[0]]
+          : [(node.args[1] as AstNode[])[0], (node.args[1] as AstNode[])[1]];
+      if (!subject || !pattern || pattern.op !== 'value' || typeof pattern.args !== 'string') {
+        return {
+          ok: false,
+          offset: node.start,
+          message:
+            'matches takes its pattern as a string literal (RE2 syntax), e.g. event.path.matches("^/v1/")',
+        };
+      }
+      let re: SafeRegex;
+      try {
+        re = compileSafeRegex(pattern.args);
+      } catch (err) {
+        return { ok: false, offset: pattern.start, message: (err as Error).message };
+      }
+      node.evaluate = (ev, _ast, ctx) => {
+        const text = ev.run(subject, ctx);
+        if (typeof text !== 'string') throw new Error(`matches needs a string, got ${typeof text}`);
+        return re.test(text);
+      };
+    }
+    if (Array.isArray(node.args)) stack.push(...node.args);
+    else if (isNode(node.args)) stack.push(node.args);
+  }
+  return undefined;
+}
+
+function isNode(value: unknown): value is AstNode {
+  return typeof value === 'object' && value !== null && typeof (value as AstNode).op === 'string';
+}

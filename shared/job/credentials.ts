@@ -1,0 +1,73 @@
+/**
+ * How a job names a Google identity: `credentials.service-account` or
+ * `credentials.application-credentials`, each a `path` (a file; `sluice job run` only,
+ * refused at the `stored` level) or a `key` (a service-account key as JSON, checked by
+ * `parseServiceAccountKey`). Declared once, used by the `gcs` input and the `gcs` and
+ * `pubsub` outputs, so that every component that reaches Google follows the same rules.
+ *
+ * @example
+ *   const credentials = googleCredentialsSchema(f, 'output.gcs.credentials');
+ */
+import { exactlyOne, type Fields } from './fields.ts';
+import { parseServiceAccountKey, resolvedLater } from './inputs/gcs-credentials.ts';
+
+/** One identity source: `path` or `key`. */
+export function googleKeySchema(f: Fields, what: string) {
+  return f
+    .strict(
+      {
+        path: f
+          .string(
+            `Location of the ${what} file on the machine that runs the job. Only for \`sluice job run\` on your own machine: a job saved to the control plane may not name a file (400).`,
+          )
+          .optional(),
+        key: f
+          .string(
+            `The key itself, as JSON: a service-account key (\`"type": "service_account"\`; other kinds of credentials are refused), best from a secret: \`\${secret|gcp/key}\`. Required on the cloud worker.`,
+          )
+          .optional(),
+      },
+      `credentials.${what}`,
+    )
+    .superRefine(exactlyOne(`credentials.${what}`, ['path', 'key']))
+    .superRefine((value, ctx) => {
+      if (f.level === 'stored' && value.path !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['path'],
+          message:
+            'a job saved to the control plane may not name a file of the machine that runs it; put the key in `key` (from a secret: key: ${secret|gcp/key})',
+        });
+      }
+      if (typeof value.key === 'string' && !resolvedLater(value.key)) {
+        const parsed = parseServiceAccountKey(value.key);
+        if (!parsed.ok) ctx.addIssue({ code: 'custom', path: ['key'], message: parsed.message });
+      }
+    })
+    .describe(
+      `Either \`path\` (a file; \`sluice job run\` only) or \`key\` (a service-account key as JSON).`,
+    );
+}
+
+/** `credentials` of an output: service-account or application-credentials (or neither: the machine's identity). */
+export function googleCredentialsSchema(f: Fields, where: string) {
+  return f
+    .strict(
+      {
+        'service-account': googleKeySchema(f, 'service-account').optional(),
+        'application-credentials': googleKeySchema(f, 'application-credentials').optional(),
+      },
+      where,
+    )
+    .superRefine((value, ctx) => {
+      if (value['service-account'] && value['application-credentials']) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'credentials take service-account or application-credentials, not both',
+        });
+      }
+    })
+    .describe(
+      'The identity to act as. Without service-account or application-credentials the job runs with the identity of the machine that runs it; the cloud worker refuses that (deploy a job with a key to it).',
+    );
+}
