@@ -12,6 +12,7 @@
  *   - no role anywhere is primitive (roles/owner, roles/editor, roles/viewer);
  *   - the API's service account holds no project-wide predefined Pub/Sub role, only the
  *     worker-topic role on that topic and the per-worker-subscriptions role (exact permissions);
+ *   - the runner holds no storage role, allows no private egress, and reads no signing key;
  *   - firebase.json routes the same paths as terraform (it has no hosting rewrites:
  *     the load balancer is the one router) and keeps its emulators;
  *   - `terraform fmt -check` passes, where terraform is on PATH (and `terraform
@@ -469,6 +470,42 @@ export function checkRunnerSandbox(tf: Terraform): CheckResult {
   return result("the cloud worker's jobs get no storage role and no private egress", problems);
 }
 
+/** Secrets that only the API functions may read: the runner issues and verifies no token. */
+const SIGNING_SECRETS = ['signing_key', 'previous_signing_keys'];
+
+export function checkRunnerSecrets(tf: Terraform): CheckResult {
+  const problems: string[] = [];
+  const grants = (tf.resource.google_secret_manager_secret_iam_member ?? {}) as Json;
+  for (const [name, blocks] of Object.entries(grants)) {
+    for (const block of blocks as Json[]) {
+      if (!String(block.member).includes('google_service_account.runner')) continue;
+      const from = String(block.for_each ?? block.secret_id);
+      const local = /^\$\{local\.(\w+)\}$/.exec(from)?.[1];
+      const ids = local ? Object.keys((tf.locals[local] ?? {}) as Json) : [from];
+      for (const id of ids) {
+        if (SIGNING_SECRETS.some((secret) => id.includes(secret)))
+          problems.push(`google_secret_manager_secret_iam_member.${name} gives the runner ${id}`);
+      }
+    }
+  }
+  for (const fn of (tf.resource.google_cloudfunctions2_function?.fn ?? []) as Json[]) {
+    const config = (fn.service_config as Json[] | undefined)?.[0] ?? {};
+    for (const env of (config.secret_environment_variables ?? []) as Json[]) {
+      if (/SIGNING/.test(String(env.key)))
+        problems.push(`${env.key} is given to every function, the runner included; give it to the API only`);
+    }
+    for (const dynamic of ((config.dynamic as Json | undefined)?.secret_environment_variables ??
+      []) as Json[]) {
+      // A literal map comes out of hcl2json as an object, an expression as a string.
+      const forEach =
+        typeof dynamic.for_each === 'string' ? dynamic.for_each : JSON.stringify(dynamic.for_each);
+      if (/SIGNING/.test(forEach) && !/kind == "tasks" \? \{\}/.test(forEach))
+        problems.push('the signing keys reach the runner: their for_each must be {} for kind "tasks"');
+    }
+  }
+  return result('the runner reads no signing key', problems);
+}
+
 // ---------------------------------------------------------------- IAM
 
 const PRIMITIVE = /\broles\/(owner|editor|viewer)\b/;
@@ -672,6 +709,7 @@ export async function runDeployChecks(options: { terraformCli?: boolean } = {}):
     checkRoles(tf),
     checkApiPubsub(tf),
     checkRunnerSandbox(tf),
+    checkRunnerSecrets(tf),
     checkFirebase(tf, firebase),
     await checkWebUi(tf),
   ];

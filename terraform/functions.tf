@@ -98,17 +98,18 @@ resource "google_cloudfunctions2_function" "fn" {
     all_traffic_on_latest_revision = true
     environment_variables          = local.common_env
 
-    secret_environment_variables {
-      key        = "SLUICE_SIGNING_KEY"
-      project_id = var.project_id
-      secret     = google_secret_manager_secret.signing_key.secret_id
-      version    = "latest"
-    }
-    secret_environment_variables {
-      key        = "SLUICE_PREVIOUS_SIGNING_KEYS"
-      project_id = var.project_id
-      secret     = google_secret_manager_secret.previous_signing_keys.secret_id
-      version    = "latest"
+    # The signing keys reach the API functions only: the runner issues and verifies no token.
+    dynamic "secret_environment_variables" {
+      for_each = each.value.kind == "tasks" ? {} : {
+        SLUICE_SIGNING_KEY           = google_secret_manager_secret.signing_key.secret_id
+        SLUICE_PREVIOUS_SIGNING_KEYS = google_secret_manager_secret.previous_signing_keys.secret_id
+      }
+      content {
+        key        = secret_environment_variables.key
+        project_id = var.project_id
+        secret     = secret_environment_variables.value
+        version    = "latest"
+      }
     }
     secret_environment_variables {
       key        = "SLUICE_SECRETS_KEY"

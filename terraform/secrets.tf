@@ -31,6 +31,11 @@ locals {
     previous_signing_keys = google_secret_manager_secret.previous_signing_keys.secret_id
     secrets_key           = google_secret_manager_secret.secrets_key.secret_id
   }
+  # The runner (the cloud worker and the outbox) issues and verifies no token: it reads the
+  # secrets key to resolve jobs' secrets, and never the signing keys.
+  runner_secret_ids = {
+    secrets_key = google_secret_manager_secret.secrets_key.secret_id
+  }
 }
 
 resource "google_secret_manager_secret_iam_member" "api" {
@@ -41,7 +46,7 @@ resource "google_secret_manager_secret_iam_member" "api" {
 }
 
 resource "google_secret_manager_secret_iam_member" "runner" {
-  for_each  = local.secret_ids
+  for_each  = local.runner_secret_ids
   secret_id = each.value
   role      = "roles/secretmanager.secretAccessor"
   member    = "serviceAccount:${google_service_account.runner.email}"
