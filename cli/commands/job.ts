@@ -1,10 +1,12 @@
 /** `sluice job ...`: validate, store, stage, deploy and inspect job definitions. */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { OUTPUT_METRICS_WINDOW_LABEL, outputKindOf } from '../../shared/events/output-metrics.ts';
 import { parseJobYaml } from '../../shared/job/index.ts';
 import { CliError } from '../exit-codes.ts';
 import { printResult } from '../output.ts';
 import type { CommandGroup } from './index.ts';
+import { metricsCell, recentOutputMetrics } from './job-output-metrics.ts';
 import { jobRunAction } from './job-run.ts';
 import { jobValidateAction } from './job-validate.ts';
 
@@ -78,18 +80,34 @@ export const jobCommands: CommandGroup = (program, wrap) => {
     .description('List jobs with state and deployments')
     .action(
       wrap(async (ctx) => {
-        const jobs = await (await ctx.api()).get<{ deployments: { worker: string; state: string }[] }[]>(
-          '/api/jobs',
-        );
+        const api = await ctx.api();
+        const jobs =
+          await api.get<{ name: string; deployments: { worker: string; state: string }[] }[]>('/api/jobs');
+        // The list has no definitions: each job's output kind comes from its own GET.
+        const [definitions, metrics] = await Promise.all([
+          mapLimited(jobs, 8, (j) =>
+            api.get<{ definition: unknown }>(path(j.name)).then((r) => r.definition),
+          ),
+          recentOutputMetrics(api),
+        ]);
+        const withOutput = jobs.map((j, i) => {
+          const kind = outputKindOf(definitions[i]);
+          return {
+            ...j,
+            output: kind ?? null,
+            output_metrics: (kind && metrics.get(j.name)?.get(kind)) || null,
+          };
+        });
         const rows =
           ctx.globals.output === 'table'
-            ? jobs.map((j) => ({
+            ? withOutput.map((j) => ({
                 ...j,
                 deployments: j.deployments.map((d) => `${d.worker}:${d.state}`).join(' '),
+                output_metrics: metricsCell(j.output_metrics ?? undefined),
               }))
-            : jobs;
+            : withOutput;
         printResult(ctx.io, rows, ctx.globals.output, {
-          columns: ['name', 'version', 'state', 'staged_version', 'deployments'],
+          columns: ['name', 'version', 'state', 'staged_version', 'deployments', 'output', 'output_metrics'],
         });
       }),
     );
@@ -103,12 +121,23 @@ export const jobCommands: CommandGroup = (program, wrap) => {
         const api = await ctx.api();
         if (ctx.globals.output === 'yaml')
           ctx.io.stdout(await api.get<string>(path(name), { accept: 'application/yaml' }));
-        else
+        else {
+          const [job, metrics] = await Promise.all([
+            api.get<{ definition: unknown }>(path(name)),
+            recentOutputMetrics(api, { job: name as string }),
+          ]);
+          const kind = outputKindOf(job.definition);
+          const output = {
+            kind: kind ?? null,
+            window: OUTPUT_METRICS_WINDOW_LABEL,
+            metrics: (kind && metrics.get(name as string)?.get(kind)) || null,
+          };
           printResult(
             ctx.io,
-            await api.get(path(name)),
+            { ...job, output },
             ctx.globals.output === 'table' ? 'yaml' : ctx.globals.output,
           );
+        }
       }),
     );
 
@@ -179,3 +208,17 @@ export const jobCommands: CommandGroup = (program, wrap) => {
       }),
     );
 };
+
+/** `map` over `items` with at most `limit` calls in flight, results in order. */
+async function mapLimited<T, U>(items: T[], limit: number, map: (item: T) => Promise<U>): Promise<U[]> {
+  const results: U[] = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await map(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
+}

@@ -42,7 +42,9 @@ const RawMap = z
   .openapi({ type: 'object', additionalProperties: {}, description: RawContextMapSchema.description });
 // The imported map is checked by validateContextMap like any update: a record schema would
 // silently drop a `__proto__` key and store the rest.
-const ImportDocument = ExportDocument.extend({ global: RawMap }).openapi('ContextImport');
+const ImportDocument = z
+  .object({ format: z.literal(EXPORT_FORMAT), exported_at: z.string().optional(), global: RawMap })
+  .openapi('ContextImport');
 const mapBody = (description: string) => ({
   body: { required: true, description, content: { 'application/json': { schema: RawMap } } },
 });

@@ -24,6 +24,8 @@ const DESCRIPTIVE_FIELDS: ReadonlySet<string> = new Set([
   'ms',
   'bytes',
   'batches',
+  'retries',
+  'failures',
   'version',
   'from',
   'to',

@@ -270,6 +270,18 @@ describe('the web UI', () => {
     await shot('10-jobs');
   }, 60_000);
 
+  it('shows the job’s output kind and what its runs delivered', async () => {
+    await page.goto(`/jobs/${JOB}`);
+    const output = page.getByRole('region', { name: 'Output' });
+    expect(await output.locator('dd').first().innerText()).toBe('print');
+    // The local worker runs the job at once and reports the run with its next heartbeat.
+    const events = output.locator('dd[data-metric="events"]');
+    await events.waitFor({ timeout: 45_000 });
+    expect(Number(await events.innerText())).toBeGreaterThanOrEqual(1);
+    expect(await output.locator('dd[data-metric="failures"]').innerText()).toBe('0');
+    await shot('10b-job-output');
+  }, 60_000);
+
   it('replaces a worker’s overrides wholesale and lists the jobs deployed to it', async () => {
     await page.goto('/workers/local');
     await page.getByRole('heading', { name: 'Worker local' }).waitFor();
@@ -344,9 +356,9 @@ describe('the web UI', () => {
     await page.getByRole('heading', { name: /Sluice control plane API/ }).waitFor();
     const importOp = page.locator('section.operation', { hasText: 'POST /api/contexts/import' });
     expect(await importOp.innerText()).toContain('Request body');
-    await importOp.getByRole('link', { name: 'ContextExport' }).first().click();
-    expect(new URL(page.url()).hash).toBe('#schema-ContextExport');
-    expect(await page.locator('#schema-ContextExport').innerText()).toContain('format');
+    await importOp.getByRole('link', { name: 'ContextImport' }).first().click();
+    expect(new URL(page.url()).hash).toBe('#schema-ContextImport');
+    expect(await page.locator('#schema-ContextImport').innerText()).toContain('format');
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: join(SHOTS, '15-api-docs.png') });
   }, 60_000);

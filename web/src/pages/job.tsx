@@ -1,13 +1,15 @@
 /**
- * One job: its YAML as saved, its Context tab (job overrides, applied on the next stage
+ * One job: its YAML as saved, its output kind and what it delivered lately, its Context tab (job overrides, applied on the next stage
  * or deploy), stage/deploy/undeploy, and the definition rendered for a chosen worker
  * with the scope each context key came from.
  */
 import { useState } from 'preact/hooks';
+import { outputKindOf } from '../../../shared/events/output-metrics.ts';
 import { api, type ContextMap, enc } from '../api.ts';
 import { ContextEditor } from '../components/context-editor.tsx';
 import { ErrorMessage } from '../components/error-message.tsx';
 import { formatTime } from '../components/events-table.tsx';
+import { OutputMetrics } from '../components/output-metrics.tsx';
 import { RenderedView } from '../components/rendered-view.tsx';
 import { TableHead } from '../components/table.tsx';
 import { Tabs } from '../components/tabs.tsx';
@@ -17,7 +19,9 @@ import { Link } from '../router.tsx';
 import { StateBadge } from './workers.tsx';
 
 export function JobPage({ name }: { name: string }) {
-  const job = useApi<JobSummary>(`/api/jobs/${enc(name)}`, undefined, { refreshMs: REFRESH_MS });
+  const job = useApi<JobSummary & { definition?: unknown }>(`/api/jobs/${enc(name)}`, undefined, {
+    refreshMs: REFRESH_MS,
+  });
   const yaml = useApi<string>(`/api/jobs/${enc(name)}`, (p) => api.text(p, 'application/yaml'));
   const j = job.data;
   return (
@@ -43,6 +47,7 @@ export function JobPage({ name }: { name: string }) {
           <dd>{formatTime(j.updated_at)}</dd>
         </dl>
       )}
+      {j && <OutputMetrics job={name} kind={outputKindOf(j.definition)} />}
       {j && <DeployPanel job={j} onChange={job.reload} />}
       <Tabs
         label={`Job ${name}`}
