@@ -4,7 +4,6 @@
  */
 import { Option } from 'commander';
 import { writeLogin } from '../credentials-store.ts';
-import { CliError } from '../exit-codes.ts';
 import type { CommandContext } from '../globals.ts';
 import { printResult } from '../output.ts';
 import { readSecretFromStdin } from '../stdin-secret.ts';
