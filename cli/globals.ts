@@ -2,7 +2,7 @@
  * Global flags shared by every command, resolved once per run:
  * `--server` (env SLUICE_SERVER), the token (`--token-stdin`, env SLUICE_TOKEN, else the stored
  * login; `--token` works but shows the token to every local user in the process list),
- * `--ca-file`, `--insecure`, `--insecure-http`, `-o table|json|yaml`.
+ * `--ca-file` (env SLUICE_CA_FILE), `--insecure`, `--insecure-http`, `-o table|json|yaml`.
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
@@ -36,7 +36,10 @@ export function addGlobalOptions(program: Command): Command {
       '--token-stdin',
       'read the bearer token from standard input (else env SLUICE_TOKEN, else the stored login)',
     )
-    .option('--ca-file <path>', 'trust this CA certificate (PEM), e.g. .sluice/tls/cert.pem')
+    .option(
+      '--ca-file <path>',
+      'trust this CA certificate (PEM), e.g. .sluice/tls/cert.pem (env: SLUICE_CA_FILE)',
+    )
     .option('--insecure', 'skip TLS certificate verification (local testing only)')
     .option(
       '--insecure-http',
@@ -61,6 +64,7 @@ export function commandContext(io: CliIo, command: Command, env: NodeJS.ProcessE
     server: given.server ?? env.SLUICE_SERVER ?? DEFAULT_SERVER,
     output: given.output ?? 'table',
     ...(token ? { token } : {}),
+    ...((given.caFile ?? env.SLUICE_CA_FILE) ? { caFile: given.caFile ?? env.SLUICE_CA_FILE } : {}),
     ...(given.insecureHttp || env.SLUICE_INSECURE_HTTP === '1' ? { insecureHttp: true } : {}),
   };
   let client: ApiClient | undefined;
