@@ -7,9 +7,9 @@ import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AppDeps } from '../functions/app/deps.ts';
 import { drainOutbox } from '../functions/contexts/outbox.ts';
-import { sweepExpiredEvents, withoutFirestoreTtl } from '../functions/events/expiry-sweep.ts';
 import { bootstrapAdmin } from '../functions/identity/bootstrap.ts';
 import { cloudWorkerTick } from '../functions/scheduled/cloud-worker.ts';
+import { sweepExpired, withoutFirestoreTtl } from '../functions/scheduled/ttl-sweep.ts';
 import { sweepOfflineWorkers } from '../functions/workers/offline-sweep.ts';
 
 export interface StartupTask {
@@ -63,14 +63,15 @@ const offlineSweepTask: PeriodicTask = {
 };
 
 /**
- * Deletes expired events, a bounded batch a tick, where Firestore runs no TTL policy (the
- * emulator). In the cloud the TTL policy on `events.expires_at` does it and this does nothing.
+ * Deletes expired documents (fingerprints, events, login failures, stream tickets), a
+ * bounded batch a tick, where Firestore runs no TTL policy (the emulator). In the cloud the
+ * TTL policies do it and this does nothing.
  */
-const expireEventsTask: PeriodicTask = {
-  name: 'expire events',
+const expireDocumentsTask: PeriodicTask = {
+  name: 'expire documents',
   everyMs: 60_000,
   run: async (deps) => {
-    if (withoutFirestoreTtl()) await sweepExpiredEvents(deps);
+    if (withoutFirestoreTtl()) await sweepExpired(await deps.clients.firestore());
   },
 };
 
@@ -78,5 +79,5 @@ export const PERIODIC_TASKS: PeriodicTask[] = [
   drainOutboxTask,
   cloudWorkerTask,
   offlineSweepTask,
-  expireEventsTask,
+  expireDocumentsTask,
 ];

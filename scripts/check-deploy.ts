@@ -31,6 +31,7 @@ import { loadConfig } from '../functions/app/config.ts';
 import type { FamilyFactory } from '../functions/app/create-app.ts';
 import { createLogger } from '../functions/app/logger.ts';
 import { type Entry, entrySource, entryTable, type HttpEntry } from '../functions/entry/table.ts';
+import { EXPIRING_COLLECTIONS } from '../functions/scheduled/ttl-sweep.ts';
 import { ROOT } from './build.ts';
 
 export interface CheckResult {
@@ -405,12 +406,7 @@ export function checkIndexes(tf: Terraform): CheckResult {
 }
 
 /** Collections whose documents the code gives an `expires_at` for Firestore to delete them by. */
-const TTL_FIELDS = [
-  ['fingerprints', 'expires_at'],
-  ['rate-limit-failures', 'expires_at'],
-  ['events', 'expires_at'],
-  ['stream-tickets', 'expires_at'],
-] as const;
+const TTL_FIELDS = EXPIRING_COLLECTIONS.map(({ collection, field }) => [collection, field] as const);
 
 export function checkTtl(tf: Terraform): CheckResult {
   const fields = Object.values<Json[]>(tf.resource.google_firestore_field ?? {}).map((f) => f[0]!);

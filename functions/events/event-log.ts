@@ -2,7 +2,7 @@
  * The append-only event log (`tenants/{tenant}/events/{id}`), in the event shape of
  * CONTRACT section 5. Ids sort by time, so the log reads back in order. Each stored event
  * carries `expires_at` (EVENT_RETENTION_MS after it happened): a Firestore TTL policy
- * deletes it in the cloud (terraform/firestore.tf), `sweepExpiredEvents` where there is
+ * deletes it in the cloud (terraform/firestore.tf), `sweepExpired` (functions/scheduled/ttl-sweep.ts) where there is
  * none (the emulator). `expires_at` is storage only and never part of an API answer.
  *
  * @example
