@@ -14,6 +14,13 @@
 import type { PubSub } from '@google-cloud/pubsub';
 
 export const WORKER_TOPIC = 'sluice-worker-messages';
+/** Where a message goes that a worker failed to acknowledge MAX_DELIVERY_ATTEMPTS times (terraform/pubsub.tf). */
+export const DEAD_LETTER_TOPIC = 'sluice-worker-messages-dead-letters';
+/**
+ * A message a worker cannot handle (it never acknowledges it) would otherwise come back
+ * every ack deadline for the whole retention: five tries, then the dead-letter topic.
+ */
+export const MAX_DELIVERY_ATTEMPTS = 5;
 
 export interface Audience {
   tenant: string;
@@ -40,10 +47,12 @@ export function audienceAttributes(audience: Audience): Record<string, string> {
     : { tenant: audience.tenant, audience: 'all' };
 }
 
+/** The worker topic and its dead-letter topic (terraform creates both in the cloud; the emulator starts empty). */
 export async function ensureWorkerTopic(pubsub: PubSub): Promise<void> {
-  const topic = pubsub.topic(WORKER_TOPIC);
-  const [exists] = await topic.exists();
-  if (!exists) await createIgnoringExists(() => pubsub.createTopic(WORKER_TOPIC));
+  for (const name of [WORKER_TOPIC, DEAD_LETTER_TOPIC]) {
+    const [exists] = await pubsub.topic(name).exists();
+    if (!exists) await createIgnoringExists(() => pubsub.createTopic(name));
+  }
 }
 
 export async function ensureWorkerSubscription(
@@ -61,6 +70,10 @@ export async function ensureWorkerSubscription(
       ackDeadlineSeconds: 30,
       messageRetentionDuration: { seconds: 7 * 24 * 3600 },
       expirationPolicy: {},
+      deadLetterPolicy: {
+        deadLetterTopic: pubsub.topic(DEAD_LETTER_TOPIC).name,
+        maxDeliveryAttempts: MAX_DELIVERY_ATTEMPTS,
+      },
     }),
   );
 }
