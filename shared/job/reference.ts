@@ -16,6 +16,7 @@ type Schema = {
   default?: unknown;
   additionalProperties?: Schema | boolean;
   pattern?: string;
+  examples?: unknown[];
 };
 
 export function jobReferenceMarkdown(): string {
@@ -41,10 +42,27 @@ export function jobReferenceMarkdown(): string {
   const input = root.properties!.input!;
   for (const [kind, schema] of Object.entries(input.properties ?? {}))
     section(lines, `Input \`${kind}\``, schema, `input.${kind}.`);
+  actionsSection(lines, root.properties?.actions);
   const output = root.properties!.output!;
   for (const [kind, schema] of Object.entries(output.properties ?? {}))
     section(lines, `Output \`${kind}\``, unwrap(schema), `output.${kind}.`);
   return lines.join('\n') + '\n';
+}
+
+/** Each action kind with its description, fields and an example (see docs/actions.md). */
+function actionsSection(lines: string[], actions: Schema | undefined): void {
+  const kinds = actions?.items?.properties;
+  if (!kinds) return;
+  lines.push('## Actions', '', actions.description ?? '', '');
+  for (const [kind, schema] of Object.entries(kinds)) {
+    lines.push(`### Action \`${kind}\``, '', schema.description ?? '', '');
+    const rows: string[] = [];
+    walk(schema, `actions[].${kind}.`, rows, 0);
+    if (rows.length)
+      lines.push('| Field | Type | Required | Default | Description |', '|---|---|---|---|---|', ...rows, '');
+    for (const example of schema.examples ?? [])
+      lines.push('```yaml', 'actions:', `  - ${kind}: ${JSON.stringify(example)}`, '```', '');
+  }
 }
 
 function section(lines: string[], title: string, schema: Schema, prefix: string): void {

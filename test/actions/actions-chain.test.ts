@@ -247,7 +247,13 @@ function fuzzCase(random: () => number) {
       const paths = subset();
       specs.push({
         spec: { remove: paths },
-        ref: { kind, apply: (e) => (paths.forEach((p) => refDelete(e, p)), e) },
+        ref: {
+          kind,
+          apply: (e) => {
+            for (const p of paths) refDelete(e, p);
+            return e;
+          },
+        },
       });
     } else if (kind === 'rename') {
       const pairs: Record<string, string> = {};
@@ -365,8 +371,14 @@ describe('actions: fuzz against a plain-JavaScript reference', () => {
         let e: Json = structuredClone(original);
         for (const { ref } of specs) {
           const next = ref.apply(e);
-          if (next === 'drop') return dropped++, null;
-          if (next === 'error') return errors++, null;
+          if (next === 'drop') {
+            dropped++;
+            return null;
+          }
+          if (next === 'error') {
+            errors++;
+            return null;
+          }
           e = next;
         }
         return e;

@@ -64,7 +64,7 @@ describe('actions: validation', () => {
     ]);
   });
 
-  it('refuses ${secret|...} in an expression, and a matches pattern that is not a literal or not RE2', () => {
+  it('refuses $\u007bsecret|...} in an expression, and a matches pattern that is not a literal or not RE2', () => {
     const errors = errorsOf(
       job(`  - filter: event.key == "\${secret|api/key}"
   - filter: event.path.matches(event.pattern)

@@ -273,21 +273,30 @@ function compileStep(kind: string, spec: unknown, variables: CelVariables): Step
  * event into a slow dictionary-mode object, which every later action and the output pay for.
  */
 function reshape(removed: ReadonlySet<string>, renames: ReadonlyMap<string, string>): Step {
-  // A renamed field replaces a field of its new name.
-  const targets = new Map([...renames].map(([from, to]) => [to, from]));
+  // One lookup per key: undefined copies it, DROP_KEY drops it, a string renames it, and
+  // { source } drops a field that a rename of `source` (when present) replaces.
+  const plan: Record<string, string | { source: string }> = Object.create(null);
+  for (const [from, to] of renames) if (from !== to) plan[to] = { source: from };
+  for (const [from, to] of renames) plan[from] = to;
+  for (const key of removed) plan[key] = DROP_KEY;
   return (event) => {
     const out: RunEvent = {};
     for (const key in event) {
-      if (!Object.hasOwn(event, key) || removed.has(key)) continue;
-      const source = targets.get(key);
-      if (source !== undefined && source !== key && Object.hasOwn(event, source)) continue;
-      const to = renames.get(key) ?? key;
+      const decision = plan[key];
+      let to = key;
+      if (decision !== undefined) {
+        if (decision === DROP_KEY) continue;
+        if (typeof decision === 'string') to = decision;
+        else if (Object.hasOwn(event, decision.source)) continue;
+      }
       if (to === '__proto__') defineOwn(out, to, event[key]);
       else out[to] = event[key];
     }
     return out;
   };
 }
+
+const DROP_KEY = '';
 
 /** An own `__proto__` field (JSON.parse makes them) stays a field, never an object's prototype. */
 export function defineOwn(target: RunEvent, key: string, value: unknown): void {

@@ -54,7 +54,7 @@ export function compileCel(source: string): CelCompiled {
     return {
       ok: false,
       offset: secret.index,
-      message: '${secret|...} is not allowed in an expression: secrets must not flow into events',
+      message: '$' + '{secret|...} is not allowed in an expression: secrets must not flow into events',
     };
   }
   let program: ReturnType<Environment['parse']>;
