@@ -189,7 +189,8 @@ async function main() {
       console.log(`${what!.padEnd(width)}  ${figure!.padEnd(14)}  ${note}`);
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => {});
-    await rm(dir, { recursive: true, force: true });
+    // Retries: the storage emulator may still be closing files of the last run.
+    await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   }
 }
 

@@ -53,7 +53,8 @@ export async function startGoogleEmulators(options: StartOptions = {}): Promise<
     options.pubsubPort ?? freePort(host),
   ]);
   const seed = options.persistDir
-    ? await findExportMetadata(join(options.persistDir, 'firestore-export'))
+    ? ((await findExportMetadata(join(options.persistDir, 'firestore-export'))) ??
+      (await findExportMetadata(join(options.persistDir, 'firestore-export.old'))))
     : undefined;
   const firestoreArgs = ['start', `--host=${host}`, `--port=${firestorePort}`];
   if (seed) firestoreArgs.push(`--seed_from_export=${seed}`);
@@ -105,8 +106,13 @@ function emulatorsAt(
         }),
       });
       if (!res.ok) throw new Error(`Firestore export failed: ${res.status} ${await res.text()}`);
-      await rm(finalDir, { recursive: true, force: true });
+      // Swapped in by renames, so a crash at any moment leaves a whole export on disk: the
+      // new one, or the previous one under `.old` (which start-up falls back to).
+      const oldDir = `${finalDir}.old`;
+      await rm(oldDir, { recursive: true, force: true });
+      if (existsSync(finalDir)) await rename(finalDir, oldDir);
       await rename(tmpDir, finalDir);
+      await rm(oldDir, { recursive: true, force: true });
     },
     async stop() {
       await Promise.all(processes.map((p) => p.stop()));

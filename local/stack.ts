@@ -29,6 +29,7 @@ import { startGoogleEmulators } from './google-emulators.ts';
 import { startLocalWorker } from './local-worker.ts';
 import { startStorageEmulator } from './storage-emulator/index.ts';
 import { PERIODIC_TASKS, STARTUP_TASKS } from './tasks.ts';
+import { debouncedExport } from './debounced-export.ts';
 import { loadOrCreateCertificate } from './tls.ts';
 
 export interface StackOptions {
@@ -56,7 +57,11 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+/** A backstop for writes made by periodic tasks rather than requests. */
 const EXPORT_EVERY_MS = 30_000;
+/** How soon after a write the data reaches the export on disk (writes in between share one). */
+const EXPORT_AFTER_WRITE_MS = 500;
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export async function startStack(options: StackOptions): Promise<Stack> {
   const env = options.env ?? process.env;
@@ -96,10 +101,17 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const timers: NodeJS.Timeout[] = [];
   let server: ServerType | undefined;
   let stopLocalWorker: (() => Promise<void>) | undefined;
+  const exports = debouncedExport(
+    () => google.exportFirestore(projectId),
+    EXPORT_AFTER_WRITE_MS,
+    (err) => deps.logger.error({ err }, 'firestore export failed'),
+  );
   const stopAll = async () => {
     for (const timer of timers) clearInterval(timer);
     await stopLocalWorker?.();
     if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
+    exports.stop();
+    await exports.flush();
     await google
       .exportFirestore(projectId)
       .catch((err) => deps.logger.error({ err }, 'firestore export failed'));
@@ -115,6 +127,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         `token signing moved to ${join(options.dataDir, 'signing-keys.json')} (the old key sat in the Firestore emulator, readable by any local user): sign in again`,
       );
     for (const task of STARTUP_TASKS) notices.push(...(await task.run(deps, env, options.dataDir)));
+    // The bootstrap admin, among others, must survive a crash in the first seconds.
+    exports.schedule();
 
     const app = createApp(deps, ALL_FAMILIES);
     // The web UI at `/` (and its pages, and `/api/docs`), bundled in memory now.
@@ -123,7 +137,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     server = await new Promise<ServerType>((resolve, reject) => {
       const s = serve(
         {
-          fetch: app.fetch,
+          // Every successful write is on disk within about a second (a crash loses no more).
+          fetch: async (request, ...rest) => {
+            const response = await app.fetch(request, ...rest);
+            if (WRITE_METHODS.has(request.method) && response.status < 400) exports.schedule();
+            return response;
+          },
           port: options.port,
           hostname: host,
           ...(tls
