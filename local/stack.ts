@@ -30,6 +30,7 @@ import { startLocalWorker } from './local-worker.ts';
 import { startStorageEmulator } from './storage-emulator/index.ts';
 import { PERIODIC_TASKS, STARTUP_TASKS } from './tasks.ts';
 import { debouncedExport } from './debounced-export.ts';
+import { readableLogStream } from './readable-log.ts';
 import { loadOrCreateCertificate } from './tls.ts';
 
 export interface StackOptions {
@@ -97,7 +98,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     // Jobs on the local `cloud` worker may reach local test servers; the cloud allows none.
     egressAllow: parseEgressAllow(env.SLUICE_EGRESS_ALLOW, LOCAL_EGRESS_ALLOW),
   };
-  const deps: AppDeps = { config, clients: cloudClients({ projectId }), logger: createLogger() };
+  const logger = createLogger(
+    env.SLUICE_LOG_FORMAT === 'json' ? {} : { destination: readableLogStream(process.stdout) },
+  );
+  const deps: AppDeps = { config, clients: cloudClients({ projectId }), logger };
   const timers: NodeJS.Timeout[] = [];
   let server: ServerType | undefined;
   let stopLocalWorker: (() => Promise<void>) | undefined;
