@@ -105,6 +105,18 @@ export function createHandler(store: ObjectStore, faults: FaultInjector, baseUrl
       }
     }
     if (route.kind === 'objects' && method === 'GET') return await list(res, route.bucket, q, base, fields);
+    if (route.kind === 'layout' && method === 'GET') {
+      // gcloud asks before a move whether the bucket has a hierarchical namespace (it has not).
+      if (!store.getBucket(route.bucket)) throw new HttpError(404, 'The specified bucket does not exist.');
+      return sendJson(res, 200, {
+        kind: 'storage#storageLayout',
+        bucket: route.bucket,
+        location: 'US',
+        locationType: 'multi-region',
+        hierarchicalNamespace: { enabled: false },
+      });
+    }
+    if (route.kind === 'compose' && method === 'POST') return await compose(req, res, route, base);
     if (route.kind === 'object' || route.kind === 'download') {
       const bucket = await store.bucket(route.bucket);
       if (!bucket) throw new HttpError(404, 'The specified bucket does not exist.');
@@ -334,6 +346,35 @@ export function createHandler(store: ObjectStore, faults: FaultInjector, baseUrl
     sendJson(res, 200, resource);
   }
 
+  /** `objects.compose`: the destination is the sources' bytes, in order (at most 32, as GCS allows). */
+  async function compose(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: { bucket: string; object: string },
+    base: string,
+  ): Promise<void> {
+    const request = JSON.parse((await readBody(req)).toString() || '{}') as {
+      sourceObjects?: { name?: string }[];
+      destination?: Partial<WritableMeta>;
+    };
+    const sources = request.sourceObjects ?? [];
+    if (sources.length === 0 || sources.length > 32)
+      throw new HttpError(400, 'compose needs between 1 and 32 source objects');
+    const parts: Buffer[] = [];
+    for (const { name } of sources) {
+      if (typeof name !== 'string') throw new HttpError(400, 'every source object needs a name');
+      requireName(name);
+      const source = await store.getObject(route.bucket, name);
+      if (!source) throw new HttpError(404, `No such object: ${route.bucket}/${name}`);
+      parts.push(await store.readAll(source));
+    }
+    const object = await store.putObject(route.bucket, route.object, Buffer.concat(parts), {
+      contentType: 'application/octet-stream',
+      ...pickMeta(request.destination ?? {}),
+    });
+    sendJson(res, 200, objectResource(base, object));
+  }
+
   async function admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     if (url.pathname === '/_emulator/faults' && req.method === 'POST') {
       faults.configure(JSON.parse((await readBody(req)).toString() || '{}'));
@@ -359,6 +400,8 @@ type Route =
   | { kind: 'bucket'; bucket: string }
   | { kind: 'objects'; bucket: string }
   | { kind: 'upload'; bucket: string }
+  | { kind: 'layout'; bucket: string }
+  | { kind: 'compose'; bucket: string; object: string }
   | ObjectRoute
   | { kind: 'unknown' };
 
@@ -367,6 +410,9 @@ function parseRoute(pathname: string): Route {
   let parts = raw;
   let kind: 'api' | 'upload' | 'download' = 'api';
   if (raw[0] === 'upload' && raw[1] === 'storage') [kind, parts] = ['upload', raw.slice(3)];
+  // gcloud sends resumable uploads to /resumable/upload/storage/v1/...
+  else if (raw[0] === 'resumable' && raw[1] === 'upload' && raw[2] === 'storage')
+    [kind, parts] = ['upload', raw.slice(4)];
   else if (raw[0] === 'download' && raw[1] === 'storage') [kind, parts] = ['download', raw.slice(3)];
   else if (raw[0] === 'storage' && raw[1] === 'v1') parts = raw.slice(2);
   let seg: string[];
@@ -385,9 +431,11 @@ function parseRoute(pathname: string): Route {
   const bucket = seg[1]!;
   if (kind === 'upload') return { kind: 'upload', bucket };
   if (seg.length === 2) return { kind: 'bucket', bucket };
+  if (seg.length === 3 && seg[2] === 'storageLayout') return { kind: 'layout', bucket };
   if (seg[2] === 'o' && (seg.length === 3 || seg[3] === '')) return { kind: 'objects', bucket };
   if (seg[2] === 'o') {
     const object = seg[3]!;
+    if (seg[4] === 'compose' && seg.length === 5) return { kind: 'compose', bucket, object };
     if ((seg[4] === 'rewriteTo' || seg[4] === 'copyTo') && seg[5] === 'b' && seg[7] === 'o') {
       return { kind: 'object', bucket, object, action: { verb: seg[4], bucket: seg[6]!, object: seg[8]! } };
     }
@@ -454,7 +502,9 @@ function parseMultipart(
   contentType: string,
   body: Buffer,
 ): { metadata: Record<string, unknown>; data: Buffer } {
-  const boundary = /boundary="?([^";]+)"?/.exec(contentType)?.[1];
+  // Quoted with double quotes (the Node client), single quotes (gcloud) or not at all.
+  const quoted = /boundary=(?:"([^"]+)"|'([^']+)'|([^;\s]+))/.exec(contentType);
+  const boundary = quoted?.[1] ?? quoted?.[2] ?? quoted?.[3];
   if (!boundary) throw new HttpError(400, 'multipart upload without a boundary');
   const delimiter = Buffer.from(`--${boundary}`);
   const parts: Buffer[] = [];
@@ -473,11 +523,15 @@ function parseMultipart(
   return { metadata, data: dataPart.body };
 }
 
+/** One part: headers, a blank line, the body. Lines end with CRLF, or with LF alone (gcloud). */
 function partBody(part: Buffer): { body: Buffer; contentType?: string } {
-  const split = part.indexOf('\r\n\r\n');
+  const crlf = part.indexOf('\r\n\r\n');
+  const lf = part.indexOf('\n\n');
+  const [split, gap] = lf !== -1 && (crlf === -1 || lf < crlf) ? [lf, 2] : [crlf, 4];
   const headerText = part.subarray(0, split).toString();
-  let body = part.subarray(split + 4);
+  let body = part.subarray(split + gap);
   if (body.subarray(-2).toString() === '\r\n') body = body.subarray(0, -2);
+  else if (body.subarray(-1).toString() === '\n') body = body.subarray(0, -1);
   const contentType = /content-type:\s*([^\r\n]+)/i.exec(headerText)?.[1];
   return { body, ...(contentType ? { contentType } : {}) };
 }
