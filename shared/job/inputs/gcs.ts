@@ -14,7 +14,8 @@ export const TIMESTAMP_MODES = ['none', 'last-modified'] as const;
 export const PREPROCESSORS = ['extension', 'gzip', 'parquet', 'base64'] as const;
 
 export const BUCKET_NAME = /^[a-z0-9][a-z0-9._-]{1,221}[a-z0-9]$/;
-const STORAGE_URL = /^gs:\/\/[a-z0-9][a-z0-9._-]{1,221}[a-z0-9](\/.*)?$/;
+/** The bucket alone (a trailing `/` is fine): a path would be silently ignored, so it is refused. */
+const STORAGE_URL = /^gs:\/\/[a-z0-9][a-z0-9._-]{1,221}[a-z0-9]\/?$/;
 
 export function gcsInputSchema(f: Fields) {
   const pathOrKey = (what: string) => googleKeySchema(f, what);
@@ -23,8 +24,13 @@ export function gcsInputSchema(f: Fields) {
     .strict(
       {
         'storage-url': f.typed(
-          z.string().regex(STORAGE_URL, 'must be gs:// followed by the bucket, e.g. gs://my-bucket'),
-          'URL of the form gs://<bucket>, naming the same bucket as bucket-name.',
+          z
+            .string()
+            .regex(
+              STORAGE_URL,
+              'must be gs:// followed by the bucket alone, e.g. gs://my-bucket; to read only some objects, give their prefix in object-names',
+            ),
+          'URL of the form gs://<bucket>, naming the same bucket as bucket-name, with no path (narrow the objects with object-names).',
         ),
         'service-account': pathOrKey('service-account').optional(),
         'application-credentials': pathOrKey('application-credentials').optional(),

@@ -70,10 +70,7 @@ const ACCEPTED: [string, unknown][] = [
   ['retry', { timeout: 30 }],
   ['credentials', { 'storage-url': 'gs://acme-logs', 'service-account': { path: '/etc/sa.json' } }],
   ['credentials', { 'storage-url': 'gs://acme-logs', 'service-account': { key: SERVICE_ACCOUNT_KEY } }],
-  [
-    'credentials',
-    { 'storage-url': 'gs://acme-logs/prefix', 'application-credentials': { path: '/etc/adc.json' } },
-  ],
+  ['credentials', { 'storage-url': 'gs://acme-logs/', 'application-credentials': { path: '/etc/adc.json' } }],
   [
     'credentials',
     { 'storage-url': 'gs://acme-logs', 'application-credentials': { key: SERVICE_ACCOUNT_KEY } },
@@ -84,6 +81,12 @@ const ACCEPTED: [string, unknown][] = [
 const REJECTED: [string, unknown, string][] = [
   ['payload-mode', 'jsonl', '`jsonl` is not allowed here; did you mean `json`?'],
   ['mode', 'list', 'is not allowed here'],
+  // A path would be ignored: refused, and the message says where a prefix goes.
+  [
+    'credentials',
+    { 'storage-url': 'gs://acme-logs/prefix' },
+    'must be gs:// followed by the bucket alone, e.g. gs://my-bucket; to read only some objects, give their prefix in object-names',
+  ],
   ['ignore-linebreaks', 'yes', 'expected true or false, got a string ("yes")'],
   ['timestamp-mode', 'modified', 'is not allowed here'],
   ['timestamp-mode', { 'object-name-pattern': '(?P<Y>\\d{4})' }, 'needs named groups (?P<m>...), (?P<d>...)'],
