@@ -25,12 +25,12 @@ import { ALL_FAMILIES } from '../functions/families.ts';
 import { LOCAL_EGRESS_ALLOW, parseEgressAllow } from '../functions/runner/egress/policy.ts';
 import { webUi } from '../web/serve.ts';
 import { dropFirestoreSigningKeys, localSigningKeyFile, securePermissions } from './data-dir.ts';
+import { debouncedExport } from './debounced-export.ts';
 import { startGoogleEmulators } from './google-emulators.ts';
 import { startLocalWorker } from './local-worker.ts';
+import { readableLogStream } from './readable-log.ts';
 import { startStorageEmulator } from './storage-emulator/index.ts';
 import { PERIODIC_TASKS, STARTUP_TASKS } from './tasks.ts';
-import { debouncedExport } from './debounced-export.ts';
-import { readableLogStream } from './readable-log.ts';
 import { loadOrCreateCertificate } from './tls.ts';
 
 export interface StackOptions {

@@ -3,7 +3,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type GcsTestEnv, gcsTestEnv } from './helpers.ts';
+import { type GcsTestEnv, gcsJob, gcsTestEnv } from './helpers.ts';
 import { writeParquet } from './parquet-fixture.ts';
 
 let env: GcsTestEnv;
@@ -128,13 +128,13 @@ describe('timestamps', () => {
     expect(later.ended.skipped).toEqual({ 'too-old': 1 });
   });
 
-  it('timestamp-mode none ignores maximum-age', async () => {
-    await env.put('a.json', '{"n":1}\n');
-    const { events } = await env.run(
-      { 'timestamp-mode': 'none', 'maximum-age': { value: '1s' } },
-      { now: () => new Date(Date.now() + 86_400_000) },
+  it('refuses maximum-age or a window with timestamp-mode none, instead of ignoring them', () => {
+    expect(() => gcsJob(env.bucket, { 'timestamp-mode': 'none', 'maximum-age': { value: '1s' } })).toThrow(
+      /maximum-age.*timestamp-mode is none: set timestamp-mode: last-modified/,
     );
-    expect(events).toHaveLength(1);
+    expect(() =>
+      gcsJob(env.bucket, { trigger: { interval: { duration: '1h', window: { size: '1h' } } } }),
+    ).toThrow(/window.*timestamp-mode is none/);
   });
 });
 

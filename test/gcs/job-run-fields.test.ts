@@ -221,9 +221,6 @@ describe.concurrent('sluice job run: which objects are read (gcs)', { timeout: T
       object-names: [logs/, other/c.json]
       include-regex: ['\\.(json|txt)$']
       exclude-regex: ['^logs/b']
-      timestamp-mode: none
-      maximum-age:
-        value: 1ms
       object-name-field: object
       `,
     );
@@ -239,8 +236,7 @@ describe.concurrent('sluice job run: which objects are read (gcs)', { timeout: T
     expect(r.errors).toEqual([]);
     expect(r.code).toBe(0);
     // Metadata fields win over the data's own `object`; a line that is not JSON goes to
-    // `_raw`; a one-line array and a pretty-printed array give one event per element;
-    // `timestamp-mode: none` ignores maximum-age.
+    // `_raw`; a one-line array and a pretty-printed array give one event per element.
     expect(byObject(r.events)).toEqual({
       'logs/a.json': [{ n: 1 }, { _raw: 'plain text' }, { n: 2 }, { n: 3 }],
       'logs/pretty.json': [{ n: 4 }, { n: 5 }],

@@ -156,6 +156,30 @@ export function gcsInputSchema(f: Fields) {
       'input.gcs',
     )
     .superRefine((value, ctx) => {
+      // maximum-age and a window compare each object's timestamp; without one they would
+      // be silently ignored (a windowed job re-reading the whole listing every run).
+      const mode = value['timestamp-mode'];
+      const noTimestamp =
+        mode === undefined ||
+        mode === 'none' ||
+        (typeof mode === 'object' && mode !== null && 'none' in mode);
+      if (noTimestamp) {
+        const fix =
+          'set timestamp-mode: last-modified (the time the store reports) or timestamp-mode: {object-name-pattern: ...}';
+        if (value['maximum-age'])
+          ctx.addIssue({
+            code: 'custom',
+            path: ['maximum-age'],
+            message: `compares each object's timestamp, and timestamp-mode is none: ${fix}`,
+          });
+        const schedule = value.trigger?.interval ? 'interval' : 'cron';
+        if (value.trigger?.[schedule]?.window)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['trigger', schedule, 'window'],
+            message: `reads the objects whose timestamp falls in each window, and timestamp-mode is none: ${fix}`,
+          });
+      }
       // The seed has the bucket twice; two different buckets are a mistake, not a choice.
       const url = value.credentials?.['storage-url'];
       const bucket = value['bucket-name'];

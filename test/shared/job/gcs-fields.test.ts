@@ -51,7 +51,6 @@ const ACCEPTED: [string, unknown][] = [
   ['timestamp-mode', { 'last-modified': {} }],
   ['timestamp-mode', { 'object-name-pattern': 'logs/(?P<Y>\\d{4})/(?P<m>\\d{2})/(?P<d>\\d{2})' }],
   ['timestamp-mode', { 'object-name-pattern': '(?<Y>\\d{4})(?<m>\\d{2})(?<d>\\d{2})T(?<H>\\d{2})' }],
-  ['maximum-age', { value: '1h30m' }],
   ['include-regex', ['\\.json$', '^logs/']],
   ['exclude-regex', ['_tmp']],
   ['object-names', ['logs/2026/', 'single.json']],
@@ -93,6 +92,12 @@ const REJECTED: [string, unknown, string][] = [
   ['timestamp-mode', { 'object-name-pattern': '(\\d+)\\1' }, 'backreferences'],
   ['timestamp-mode', { none: {}, 'last-modified': {} }, 'exactly one of'],
   ['maximum-age', { value: '5 minutes' }, 'is not a duration'],
+  // It would be ignored without a timestamp: refused, with the fix.
+  [
+    'maximum-age',
+    { value: '1h30m' },
+    "compares each object's timestamp, and timestamp-mode is none: set timestamp-mode: last-modified",
+  ],
   ['maximum-age', '5m', 'must be a map of fields'],
   ['include-regex', ['(?=lookahead)'], 'lookahead and lookbehind are not supported'],
   ['exclude-regex', ['[unclosed'], 'invalid regular expression'],
@@ -131,6 +136,16 @@ describe('the gcs input: every field', () => {
   it.each(ACCEPTED)('accepts %s = %j', (field, value) => {
     const r = gcsFields({ [field]: value });
     expect(r.ok ? [] : r.errors).toEqual([]);
+  });
+
+  it('accepts maximum-age with a timestamp mode', () => {
+    for (const mode of [
+      'last-modified',
+      { 'object-name-pattern': '(?P<Y>\\d{4})(?P<m>\\d\\d)(?P<d>\\d\\d)' },
+    ]) {
+      const r = gcsFields({ 'maximum-age': { value: '1h30m' }, 'timestamp-mode': mode });
+      expect(r.ok ? [] : r.errors).toEqual([]);
+    }
   });
 
   it.each(REJECTED)('rejects %s = %j', (field, value, message) => {

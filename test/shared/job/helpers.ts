@@ -22,5 +22,6 @@ export function gcsFields(fields: Record<string, unknown>, level: 'saved' | 'ren
 }
 
 export function triggerJob(trigger: unknown, level: 'saved' | 'rendered' = 'rendered') {
-  return gcsFields({ trigger }, level);
+  // A window needs a timestamp to compare (the gcs input refuses it with timestamp-mode none).
+  return gcsFields({ trigger, 'timestamp-mode': 'last-modified' }, level);
 }
