@@ -93,7 +93,9 @@ export function gcsInputSchema(f: Fields) {
         'maximum-age': f
           .strict({ value: f.duration('Objects older than this are ignored.') }, 'maximum-age')
           .optional()
-          .describe('Objects older than `value` are ignored; absent means process all visible objects.'),
+          .describe(
+            'Objects older than `value` are ignored; absent means process all visible objects. Needs a timestamp: with `timestamp-mode: none` it is refused (as is a trigger `window`), since there would be nothing to compare.',
+          ),
         'include-regex': z
           .array(f.regex('Only objects whose full name matches are included.'))
           .optional()
