@@ -5,50 +5,32 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type ServerType, serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadOrCreateCertificate } from '../../local/tls.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import { serveTestAppOverHttps, type TestApp, testApp } from '../helpers/app.ts';
 import { bootstrapTestAdmin } from '../helpers/auth.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-on-path-'));
 let t: TestApp;
-let server: ServerType;
+let server: Awaited<ReturnType<typeof serveTestAppOverHttps>>;
 let env: NodeJS.ProcessEnv;
-let certPath: string;
 
 beforeAll(async () => {
   t = await testApp();
   const token = await bootstrapTestAdmin(t);
-  const tls = await loadOrCreateCertificate(join(dir, 'tls'));
-  certPath = tls.certPath;
-  server = await new Promise<ServerType>((done) => {
-    const s = serve(
-      {
-        fetch: t.app.fetch,
-        port: 0,
-        hostname: '127.0.0.1',
-        createServer: createHttpsServer,
-        serverOptions: { cert: tls.cert, key: tls.key },
-      },
-      () => done(s),
-    );
-  });
+  server = await serveTestAppOverHttps(t, dir);
   env = {
     ...process.env,
     PATH: `${resolve('bin')}:${process.env.PATH}`,
-    SLUICE_SERVER: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    SLUICE_SERVER: server.url,
     SLUICE_TOKEN: token,
     SLUICE_CONFIG_DIR: join(dir, 'config'),
   };
   delete env.SLUICE_CA_FILE;
 });
 afterAll(async () => {
-  await new Promise<void>((done) => server.close(() => done()));
+  await server.close();
   await t.close();
 });
 
@@ -63,7 +45,7 @@ function sluice(args: string, extra: NodeJS.ProcessEnv = {}) {
 
 describe('sluice on PATH', () => {
   it('trusts the certificate named by SLUICE_CA_FILE', async () => {
-    const r = await sluice('whoami -o json', { SLUICE_CA_FILE: certPath });
+    const r = await sluice('whoami -o json', { SLUICE_CA_FILE: server.certPath });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ subject: 'admin' });

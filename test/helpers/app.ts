@@ -78,3 +78,38 @@ export async function serveTestApp(t: TestApp): Promise<{ url: string; close(): 
     });
   });
 }
+
+/**
+ * Serves a test app over HTTPS on a free port, with a self-signed certificate made the
+ * way the local stack makes its own (local/tls.ts) in `dir`: for clients that must check it.
+ */
+export async function serveTestAppOverHttps(
+  t: TestApp,
+  dir: string,
+): Promise<{ url: string; cert: string; certPath: string; close(): Promise<void> }> {
+  const [{ serve }, { createServer }, { join }, { loadOrCreateCertificate }] = await Promise.all([
+    import('@hono/node-server'),
+    import('node:https'),
+    import('node:path'),
+    import('../../local/tls.ts'),
+  ]);
+  const tls = await loadOrCreateCertificate(join(dir, 'tls'));
+  return await new Promise((resolve) => {
+    const server = serve(
+      {
+        fetch: t.app.fetch,
+        port: 0,
+        hostname: '127.0.0.1',
+        createServer,
+        serverOptions: { cert: tls.cert, key: tls.key },
+      },
+      (info) =>
+        resolve({
+          url: `https://127.0.0.1:${info.port}`,
+          cert: tls.cert,
+          certPath: tls.certPath,
+          close: () => new Promise<void>((done) => server.close(() => done())),
+        }),
+    );
+  });
+}

@@ -5,16 +5,12 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { type ServerType, serve } from '@hono/node-server';
 import { Agent, type BodyInit as UndiciBody, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadOrCreateCertificate } from '../../local/tls.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import { serveTestAppOverHttps, type TestApp, testApp } from '../helpers/app.ts';
 import { bootstrapTestAdmin } from '../helpers/auth.ts';
 import { runCli } from '../helpers/cli.ts';
 
@@ -33,7 +29,7 @@ async function sluice(args: string[], env: Record<string, string>) {
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-edge-413-'));
 let t: TestApp;
-let server: ServerType;
+let server: Awaited<ReturnType<typeof serveTestAppOverHttps>>;
 let url: string;
 let certPath: string;
 let agent: Agent;
@@ -43,26 +39,14 @@ const TOO_LARGE = Buffer.alloc(2 * 1024 * 1024, 'a');
 beforeAll(async () => {
   t = await testApp();
   token = await bootstrapTestAdmin(t);
-  const tls = await loadOrCreateCertificate(join(dir, 'tls'));
-  certPath = tls.certPath;
-  server = await new Promise<ServerType>((resolve) => {
-    const s = serve(
-      {
-        fetch: t.app.fetch,
-        port: 0,
-        hostname: '127.0.0.1',
-        createServer: createHttpsServer,
-        serverOptions: { cert: tls.cert, key: tls.key },
-      },
-      () => resolve(s),
-    );
-  });
-  url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  agent = new Agent({ connect: { ca: tls.cert } });
+  server = await serveTestAppOverHttps(t, dir);
+  url = server.url;
+  certPath = server.certPath;
+  agent = new Agent({ connect: { ca: server.cert } });
 });
 afterAll(async () => {
   await agent.close();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await server.close();
   await t.close();
 });
 
