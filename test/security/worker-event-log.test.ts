@@ -83,7 +83,7 @@ describe('event retention', () => {
       payload: {},
       expires_at: new Date(Date.now() - 1000),
     });
-    const sweep = PERIODIC_TASKS.find((task) => task.name === 'expire events');
+    const sweep = PERIODIC_TASKS.find((task) => task.name === 'expire documents');
     expect(sweep).toBeDefined();
     await sweep!.run(t.deps);
     expect((await old.get()).exists).toBe(false);
