@@ -8,6 +8,7 @@
  * @example
  *   const credentials = googleCredentialsSchema(f, 'output.gcs.credentials');
  */
+import type { z } from 'zod';
 import { exactlyOne, type Fields } from './fields.ts';
 import { parseServiceAccountKey, resolvedLater } from './inputs/gcs-credentials.ts';
 
@@ -49,18 +50,27 @@ export function googleKeySchema(f: Fields, what: string) {
     );
 }
 
-/** `credentials` of an output: service-account or application-credentials (or neither: the machine's identity). */
-export function googleCredentialsSchema(f: Fields, where: string) {
+/**
+ * `credentials`: service-account or application-credentials (or neither: the machine's
+ * identity), plus the component's own fields (`extra`: the gcs input's `storage-url`).
+ */
+export function googleCredentialsSchema<Extra extends z.ZodRawShape = Record<never, never>>(
+  f: Fields,
+  where: string,
+  options: { extra?: Extra; description?: string } = {},
+) {
   return f
     .strict(
       {
+        ...(options.extra ?? ({} as Extra)),
         'service-account': googleKeySchema(f, 'service-account').optional(),
         'application-credentials': googleKeySchema(f, 'application-credentials').optional(),
       },
       where,
     )
     .superRefine((value, ctx) => {
-      if (value['service-account'] && value['application-credentials']) {
+      const given = value as { 'service-account'?: unknown; 'application-credentials'?: unknown };
+      if (given['service-account'] && given['application-credentials']) {
         ctx.addIssue({
           code: 'custom',
           message: 'credentials take service-account or application-credentials, not both',
@@ -68,6 +78,7 @@ export function googleCredentialsSchema(f: Fields, where: string) {
       }
     })
     .describe(
-      'The identity to act as. Without service-account or application-credentials the job runs with the identity of the machine that runs it; the cloud worker refuses that (deploy a job with a key to it).',
+      options.description ??
+        'The identity to act as. Without service-account or application-credentials the job runs with the identity of the machine that runs it; the cloud worker refuses that (deploy a job with a key to it).',
     );
 }

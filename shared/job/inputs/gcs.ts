@@ -4,7 +4,7 @@
  * and reference page.
  */
 import { z } from 'zod';
-import { googleKeySchema } from '../credentials.ts';
+import { googleCredentialsSchema } from '../credentials.ts';
 import { enumMessage, exactlyOne, type Fields } from '../fields.ts';
 import { triggerSchema } from '../triggers.ts';
 
@@ -18,36 +18,21 @@ export const BUCKET_NAME = /^[a-z0-9][a-z0-9._-]{1,221}[a-z0-9]$/;
 const STORAGE_URL = /^gs:\/\/[a-z0-9][a-z0-9._-]{1,221}[a-z0-9]\/?$/;
 
 export function gcsInputSchema(f: Fields) {
-  const pathOrKey = (what: string) => googleKeySchema(f, what);
-
-  const credentials = f
-    .strict(
-      {
-        'storage-url': f.typed(
-          z
-            .string()
-            .regex(
-              STORAGE_URL,
-              'must be gs:// followed by the bucket alone, e.g. gs://my-bucket; to read only some objects, give their prefix in object-names',
-            ),
-          'URL of the form gs://<bucket>, naming the same bucket as bucket-name, with no path (narrow the objects with object-names).',
-        ),
-        'service-account': pathOrKey('service-account').optional(),
-        'application-credentials': pathOrKey('application-credentials').optional(),
-      },
-      'credentials',
-    )
-    .superRefine((value, ctx) => {
-      if (value['service-account'] && value['application-credentials']) {
-        ctx.addIssue({
-          code: 'custom',
-          message: 'credentials take service-account or application-credentials, not both',
-        });
-      }
-    })
-    .describe(
+  const credentials = googleCredentialsSchema(f, 'credentials', {
+    extra: {
+      'storage-url': f.typed(
+        z
+          .string()
+          .regex(
+            STORAGE_URL,
+            'must be gs:// followed by the bucket alone, e.g. gs://my-bucket; to read only some objects, give their prefix in object-names',
+          ),
+        'URL of the form gs://<bucket>, naming the same bucket as bucket-name, with no path (narrow the objects with object-names).',
+      ),
+    },
+    description:
       'How to reach the bucket: literal values or context interpolation. Without service-account or application-credentials the job runs with the identity of the machine that runs it; the cloud worker refuses that (deploy a job with a key to it).',
-    );
+  });
 
   const timestampMode = z
     .union([
