@@ -3,7 +3,16 @@
  * local user sees in the process list), the credentials file is never readable by others, and
  * keys and passwords are not sent unencrypted to another machine without an explicit flag.
  */
-import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  fstatSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,9 +99,16 @@ describe('the credentials file', () => {
     let watching = true;
     const watch = () => {
       try {
-        const mode = statSync(file).mode & 0o777;
-        if (mode !== 0o600 && readFileSync(file, 'utf8').includes('"username": "admin"'))
-          exposed.push(mode.toString(8));
+        // One open file: its mode and its text belong to the same inode, even if a rename
+        // replaces the name between the two reads.
+        const fd = openSync(file, 'r');
+        try {
+          const mode = fstatSync(fd).mode & 0o777;
+          if (mode !== 0o600 && readFileSync(fd, 'utf8').includes('"username": "admin"'))
+            exposed.push(mode.toString(8));
+        } finally {
+          closeSync(fd);
+        }
       } catch {
         // Between a rename's two steps there is always a file; a failed read is not exposure.
       }
