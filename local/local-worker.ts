@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { AppDeps } from '../functions/app/deps.ts';
 import { authServices } from '../functions/auth/services.ts';
 import { ensureWorkerSubscription } from '../functions/messaging/worker-channel.ts';
-import { createWorker } from '../functions/workers/routes.ts';
+import { createWorker } from '../functions/workers/registry.ts';
 import { type GuardedProcess, spawnGuarded } from './processes.ts';
 
 export const LOCAL_WORKER = 'local';

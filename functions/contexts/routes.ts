@@ -19,7 +19,7 @@ import type { AppEnv } from '../app/env.ts';
 import { BEARER, errors, json } from '../app/openapi-common.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
-import { deliver } from './outbox.ts';
+import { deliver } from '../messaging/outbox.ts';
 import { resolveContextFor } from './resolve.ts';
 import { type ContextScope, ContextStore } from './store.ts';
 

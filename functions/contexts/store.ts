@@ -12,7 +12,7 @@ import type { ContextMap } from '../../shared/context/map.ts';
 import { assertMapSize } from '../../shared/context/map.ts';
 import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
 import { appendEventIn, buildEvent } from '../events/event-log.ts';
-import { enqueueMessage, type OutboxEntry } from './outbox.ts';
+import { enqueueMessage, type OutboxEntry } from '../messaging/outbox.ts';
 
 export type ContextScope =
   | { kind: 'global' }

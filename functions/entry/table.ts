@@ -26,7 +26,7 @@ export interface DocsEntry {
   name: string;
 }
 
-/** Runs `local/tasks.ts`'s periodic tasks when Cloud Scheduler calls it. */
+/** Runs the periodic tasks of `functions/scheduled/tasks.ts` when Cloud Scheduler calls it. */
 export interface TasksEntry {
   kind: 'tasks';
   name: string;
@@ -78,7 +78,7 @@ export function entrySource(entry: Entry): string {
     case 'tasks':
       return (
         HEADER +
-        "import { PERIODIC_TASKS } from '../../local/tasks.ts';\n" +
+        "import { PERIODIC_TASKS } from '../scheduled/tasks.ts';\n" +
         "import { tasksFunction } from './tasks-function.ts';\n\n" +
         'export const handler = tasksFunction(PERIODIC_TASKS);\n'
       );

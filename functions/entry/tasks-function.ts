@@ -1,7 +1,7 @@
 /**
  * The scheduled function: Cloud Scheduler calls it once a tick (with an OIDC token;
  * only the scheduler's service account may invoke it) and it runs the periodic tasks
- * that the local stack runs on timers (`local/tasks.ts`: the `cloud` worker's job
+ * that the local stack runs on timers (`functions/scheduled/tasks.ts`: the `cloud` worker's job
  * runner, the outbox drain, ...). It keeps no state between calls, so a task that
  * wants to run less often than the tick runs on the ticks that cross its period.
  *
@@ -14,14 +14,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppDeps } from '../app/deps.ts';
+import type { PeriodicTask } from '../scheduled/tasks.ts';
 import { cloudDeps } from './http-function.ts';
-
-/** The shape of `local/tasks.ts`'s `PeriodicTask`, restated so this module needs nothing from `local/`. */
-export interface ScheduledTask {
-  name: string;
-  everyMs: number;
-  run(deps: AppDeps): Promise<void>;
-}
 
 export interface TaskOutcome {
   task: string;
@@ -31,14 +25,14 @@ export interface TaskOutcome {
 }
 
 /** A task is due on the tick that crosses a multiple of its period (every tick if its period is shorter). */
-export function dueTasks<T extends ScheduledTask>(tasks: T[], now: number, tickMs: number): T[] {
+export function dueTasks<T extends PeriodicTask>(tasks: T[], now: number, tickMs: number): T[] {
   return tasks.filter(
     (task) =>
       task.everyMs <= tickMs || Math.floor(now / task.everyMs) !== Math.floor((now - tickMs) / task.everyMs),
   );
 }
 
-export async function runTasks(tasks: ScheduledTask[], deps: AppDeps): Promise<TaskOutcome[]> {
+export async function runTasks(tasks: PeriodicTask[], deps: AppDeps): Promise<TaskOutcome[]> {
   return Promise.all(
     tasks.map(async (task) => {
       const started = performance.now();
@@ -55,7 +49,7 @@ export async function runTasks(tasks: ScheduledTask[], deps: AppDeps): Promise<T
 }
 
 export function tasksFunction(
-  tasks: ScheduledTask[],
+  tasks: PeriodicTask[],
   options: { deps?: AppDeps; tickMs?: number; now?: () => number } = {},
 ) {
   const deps = options.deps ?? cloudDeps();
@@ -65,7 +59,10 @@ export function tasksFunction(
     if (tasks.length === 0) {
       deps.logger.error('no periodic tasks are registered: the scheduled runner has nothing to run');
       return reply(res, 503, {
-        error: { code: 'unavailable', message: 'no periodic tasks are registered (local/tasks.ts)' },
+        error: {
+          code: 'unavailable',
+          message: 'no periodic tasks are registered (functions/scheduled/tasks.ts)',
+        },
       });
     }
     const outcomes = await runTasks(dueTasks(tasks, now(), tickMs), deps);

@@ -19,11 +19,11 @@ import type { AppEnv } from '../app/env.ts';
 import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
-import { deliver, enqueueMessage } from '../contexts/outbox.ts';
 import { ContextStore } from '../contexts/store.ts';
 import { appendEventIn, buildEvent } from '../events/event-log.ts';
+import { deliver, enqueueMessage } from '../messaging/outbox.ts';
 import { SecretStore } from '../secrets/store.ts';
-import { BUILT_IN_WORKERS } from '../workers/routes.ts';
+import { BUILT_IN_WORKERS } from '../workers/registry.ts';
 import { renderForWorkers, renderingFailures } from './render-for-worker.ts';
 import { definitionOf, type JobRecord, jobState, jobsCollection, stagedRenderInput } from './store.ts';
 

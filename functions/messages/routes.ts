@@ -9,7 +9,7 @@ import type { AppDeps } from '../app/deps.ts';
 import { BEARER, body, errors, json } from '../app/openapi-common.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
-import { deliver, enqueueMessage } from '../contexts/outbox.ts';
+import { deliver, enqueueMessage } from '../messaging/outbox.ts';
 import { buildEvent, eventsCollection } from '../events/event-log.ts';
 
 const Message = z

@@ -8,9 +8,9 @@
  * caller's own reads and before its own writes.
  */
 import type { Firestore, Transaction } from '@google-cloud/firestore';
-import { enqueueMessage, type OutboxEntry } from '../contexts/outbox.ts';
 import { appendEventIn, buildEvent } from '../events/event-log.ts';
 import { jobsCollection } from '../jobs/store.ts';
+import { enqueueMessage, type OutboxEntry } from '../messaging/outbox.ts';
 
 export async function removeWorkerFromJobs(
   tx: Transaction,

@@ -1,6 +1,6 @@
 import type { Message, Subscription } from '@google-cloud/pubsub';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { drainOutbox } from '../../functions/contexts/outbox.ts';
+import { drainOutbox } from '../../functions/messaging/outbox.ts';
 import {
   ensureWorkerSubscription,
   isForWorker,

@@ -9,7 +9,7 @@
  * through the API (the local stack writes `local` itself, see local/local-worker.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { outboxCollection } from '../../functions/contexts/outbox.ts';
+import { outboxCollection } from '../../functions/messaging/outbox.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { apiKeyToken, bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { json, jsonInit } from '../helpers/http.ts';

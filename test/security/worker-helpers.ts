@@ -4,7 +4,7 @@
  * records that older versions allowed, such as the id `toString`).
  */
 import { authServices } from '../../functions/auth/services.ts';
-import { createWorker } from '../../functions/workers/routes.ts';
+import { createWorker } from '../../functions/workers/registry.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { apiKeyToken, bearer } from '../helpers/auth.ts';
 import { json, jsonInit } from '../helpers/http.ts';

@@ -8,7 +8,7 @@
 import type { Firestore, Transaction } from '@google-cloud/firestore';
 import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
 import type { AppDeps } from '../app/deps.ts';
-import { type Audience, publishToWorkers } from '../messaging/worker-channel.ts';
+import { type Audience, publishToWorkers } from './worker-channel.ts';
 
 export interface OutboxEntry {
   tenant: string;
