@@ -44,13 +44,18 @@ export class ContextStore {
     return this.db.collection('tenants').doc(tenant).collection('contexts').doc(scopeDocId(scope));
   }
 
-  async read(tenant: string, scope: ContextScope): Promise<ContextMap> {
-    return parse((await this.ref(tenant, scope).get()).data() as StoredContext | undefined);
+  async read(tenant: string, scope: ContextScope, tx?: Transaction): Promise<ContextMap> {
+    const ref = this.ref(tenant, scope);
+    return parse((await (tx ? tx.get(ref) : ref.get())).data() as StoredContext | undefined);
   }
 
-  /** Several scopes in one round trip (for resolution). */
-  async readMany(tenant: string, scopes: ContextScope[]): Promise<ContextMap[]> {
-    const snaps = await this.db.getAll(...scopes.map((scope) => this.ref(tenant, scope)));
+  /**
+   * Several scopes in one round trip (for resolution). Inside a transaction that decides
+   * something from them, pass it: the decision then holds for the maps it was made on.
+   */
+  async readMany(tenant: string, scopes: ContextScope[], tx?: Transaction): Promise<ContextMap[]> {
+    const refs = scopes.map((scope) => this.ref(tenant, scope));
+    const snaps = tx ? await tx.getAll(...refs) : await this.db.getAll(...refs);
     return snaps.map((snap) => parse(snap.data() as StoredContext | undefined));
   }
 

@@ -3,6 +3,7 @@
  * that worker (the staged job overrides, the live worker and global maps, the definition's
  * defaults). Rendering for many workers reuses one parsed definition, so templates compile once.
  */
+import type { Transaction } from '@google-cloud/firestore';
 import type { ContextMap } from '../../shared/context/map.ts';
 import { type RenderResult, renderJob } from '../../shared/context/render.ts';
 import { type ResolvedContext, resolveContext } from '../../shared/context/resolve.ts';
@@ -31,11 +32,13 @@ export async function renderForWorkers(
   tenant: string,
   job: RenderInput,
   workers: string[],
+  tx?: Transaction,
 ): Promise<WorkerRendering[]> {
-  const maps = await contexts.readMany(tenant, [
-    { kind: 'global' },
-    ...workers.map((id) => ({ kind: 'worker' as const, id })),
-  ]);
+  const maps = await contexts.readMany(
+    tenant,
+    [{ kind: 'global' }, ...workers.map((id) => ({ kind: 'worker' as const, id }))],
+    tx,
+  );
   const global = maps[0]!;
   return workers.map((worker, i) => {
     const resolved = resolveContext({

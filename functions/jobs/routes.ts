@@ -1,31 +1,33 @@
 /**
  * The `jobs` family (CONTRACT section 4): save a job from YAML (kept as written) or
  * JSON, list and read it, stage it, deploy it to workers all-or-nothing, undeploy it,
- * render it for a worker, delete it (409 while deployed). Stage and deploy render for
- * every affected worker first; one failure refuses the whole request and changes nothing.
+ * render it for a worker, delete it (409 while deployed). The lifecycle itself is in
+ * deployments.ts; handlers here validate, call it and answer.
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { WorkerId } from '../../shared/auth/name-schemas.ts';
 import { ApiError } from '../../shared/errors.ts';
-import { cloudWorkerProblems } from '../../shared/job/cloud-worker-rules.ts';
 import { parseJobYaml } from '../../shared/job/parse.ts';
 import { JobName } from '../../shared/job/schema.ts';
-import { assertMayReferenceSecrets, referencedSecrets } from '../../shared/job/secret-access.ts';
 import { validateJob } from '../../shared/job/validate.ts';
-import { hasOwn } from '../../shared/own.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
+import { mediaTypeOf } from '../app/middleware/body-rules.ts';
 import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
-import { ContextStore } from '../contexts/store.ts';
-import { appendEventIn, buildEvent } from '../events/event-log.ts';
-import { deliver, enqueueMessage } from '../messaging/outbox.ts';
-import { SecretStore } from '../secrets/store.ts';
-import { BUILT_IN_WORKERS } from '../workers/registry.ts';
-import { renderForWorkers, renderingFailures } from './render-for-worker.ts';
-import { definitionOf, type JobRecord, jobState, jobsCollection, stagedRenderInput } from './store.ts';
+import {
+  deployJob,
+  listJobs,
+  loadJob,
+  previewRendering,
+  removeJob,
+  saveJob,
+  stageJob,
+  undeployJob,
+} from './deployments.ts';
+import { definitionOf, type JobRecord, jobState } from './store.ts';
 
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml'];
 const NameParam = z.object({
@@ -63,7 +65,6 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
   routes.use('/jobs', authenticate(deps), requireRole('viewer'));
   routes.use('/jobs/*', authenticate(deps), requireRole('viewer'));
   const operator = [requireRole('operator')];
-  const db = () => deps.clients.firestore();
 
   routes.openapi(
     createRoute({
@@ -91,40 +92,15 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
     }),
     async (c) => {
       const { name } = c.req.valid('param');
-      const { definition, yaml } = await readDefinition(c);
-      if (definition.name !== name) {
-        throw ApiError.invalid(`the definition is named ${String(definition.name)}, the path ${name}`, [
-          { path: 'name', message: `must be ${name}, as in the URL` },
-        ]);
-      }
-      assertMayReferenceSecrets(c.get('principal').roles, referencedSecrets(definition), 'save');
-      const firestore = await db();
-      const tenant = c.get('principal').tenant;
-      const now = new Date().toISOString();
-      const saved = await firestore.runTransaction(async (tx) => {
-        const ref = jobsCollection(firestore, tenant).doc(name);
-        const existing = (await tx.get(ref)).data() as JobRecord | undefined;
-        const record: JobRecord = {
-          name,
-          version: (existing?.version ?? 0) + 1,
-          created_at: existing?.created_at ?? now,
-          updated_at: now,
-          definition_json: JSON.stringify(definition),
-          deployments: existing?.deployments ?? {},
-          ...(existing?.staged ? { staged: existing.staged } : {}),
-          ...(yaml !== undefined ? { source_yaml: yaml } : {}),
-        };
-        tx.set(ref, record);
-        appendEventIn(tx, firestore, tenant, {
-          type: 'job-updated',
-          source: 'server',
-          job: name,
-          payload: { version: record.version },
-        });
-        return { record, created: !existing };
-      });
-      const answer = { name, version: saved.record.version, updated_at: now, definition };
-      return c.json(answer, saved.created ? 201 : 200);
+      const input = await readDefinition(c);
+      const { record, created } = await saveJob(deps, c.get('principal'), name, input);
+      const answer = {
+        name,
+        version: record.version,
+        updated_at: record.updated_at,
+        definition: input.definition,
+      };
+      return c.json(answer, created ? 201 : 200);
     },
   );
 
@@ -138,13 +114,7 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
       responses: { 200: json(z.array(JobSummary), 'Jobs'), ...errors(401, 403) },
     }),
     async (c) => {
-      const snap = await jobsCollection(await db(), c.get('principal').tenant)
-        .orderBy('name')
-        .get();
-      return c.json(
-        snap.docs.map((d) => summary(d.data() as JobRecord)),
-        200,
-      );
+      return c.json((await listJobs(deps, c.get('principal').tenant)).map(summary), 200);
     },
   );
 
@@ -165,7 +135,7 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
       },
     }),
     async (c) => {
-      const record = await load(c, c.req.valid('param').name);
+      const record = await loadJob(deps, c.get('principal').tenant, c.req.valid('param').name);
       if (YAML_TYPES.some((t) => (c.req.header('accept') ?? '').includes(t))) {
         return c.body(record.source_yaml ?? JSON.stringify(definitionOf(record), null, 2), 200, {
           'content-type': 'application/yaml; charset=utf-8',
@@ -187,24 +157,7 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
       responses: { 204: noContent('Deleted'), ...errors(401, 403, 404, 409) },
     }),
     async (c) => {
-      const { name } = c.req.valid('param');
-      const firestore = await db();
-      const tenant = c.get('principal').tenant;
-      await firestore.runTransaction(async (tx) => {
-        const ref = jobsCollection(firestore, tenant).doc(name);
-        const record = (await tx.get(ref)).data() as JobRecord | undefined;
-        if (!record) throw ApiError.notFound(`no job ${name}`);
-        const deployed = Object.keys(record.deployments ?? {});
-        if (deployed.length)
-          throw ApiError.conflict(`job ${name} is deployed to ${deployed.join(', ')}; undeploy it first`);
-        tx.delete(ref);
-        appendEventIn(tx, firestore, tenant, {
-          type: 'job-removed',
-          source: 'server',
-          job: name,
-          payload: { deleted: true },
-        });
-      });
+      await removeJob(deps, c.get('principal').tenant, c.req.valid('param').name);
       return c.body(null, 204);
     },
   );
@@ -225,8 +178,7 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
       },
     }),
     async (c) => {
-      const { name } = c.req.valid('param');
-      const record = await stageAndDeploy(c, name, { add: [] });
+      const record = await stageJob(deps, c.get('principal'), c.req.valid('param').name);
       return c.json({ staged_version: record.staged!.version }, 200);
     },
   );
@@ -253,8 +205,7 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
     }),
     async (c) => {
       const { name } = c.req.valid('param');
-      const { workers } = c.req.valid('json');
-      const record = await stageAndDeploy(c, name, { add: [...new Set(workers)] });
+      const record = await deployJob(deps, c.get('principal'), name, c.req.valid('json').workers);
       return c.json({ name, version: record.staged!.version, deployments: deploymentsOf(record) }, 200);
     },
   );
@@ -285,37 +236,7 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
     async (c) => {
       const { name } = c.req.valid('param');
       const requested = (c.req.valid('json') as { workers?: string[] } | undefined)?.workers;
-      const firestore = await db();
-      const tenant = c.get('principal').tenant;
-      const { record, outbox } = await firestore.runTransaction(async (tx) => {
-        const ref = jobsCollection(firestore, tenant).doc(name);
-        const current = (await tx.get(ref)).data() as JobRecord | undefined;
-        if (!current) throw ApiError.notFound(`no job ${name}`);
-        const removed = (requested ?? Object.keys(current.deployments)).filter((w) =>
-          hasOwn(current.deployments, w),
-        );
-        const deployments = Object.fromEntries(
-          Object.entries(current.deployments).filter(([w]) => !removed.includes(w)),
-        );
-        tx.update(ref, { deployments });
-        const queued = removed.map((worker) => {
-          appendEventIn(tx, firestore, tenant, {
-            type: 'job-removed',
-            source: 'server',
-            job: name,
-            worker,
-            payload: {},
-          });
-          return enqueueMessage(
-            tx,
-            firestore,
-            { tenant, worker },
-            buildEvent({ type: 'deployed-job-removed', source: 'server', job: name, worker, payload: {} }),
-          );
-        });
-        return { record: { ...current, deployments }, outbox: queued };
-      });
-      await Promise.all(outbox.map((o) => deliver(deps, o.id, o.entry)));
+      const record = await undeployJob(deps, c.get('principal').tenant, name, requested);
       return c.json({ name, deployments: deploymentsOf(record) }, 200);
     },
   );
@@ -342,131 +263,11 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
     async (c) => {
       const { name } = c.req.valid('param');
       const { worker } = c.req.valid('query');
-      const record = await load(c, name);
-      const contexts = new ContextStore(await db());
-      const input = record.staged
-        ? stagedRenderInput({ ...record, staged: record.staged })
-        : {
-            name,
-            definition: definitionOf(record),
-            jobContext: await contexts.read(c.get('principal').tenant, { kind: 'job', name }),
-          };
-      const [rendering] = await renderForWorkers(contexts, c.get('principal').tenant, input, [worker]);
-      if (!rendering!.result.ok)
-        throw ApiError.invalid(
-          `job ${name} does not render for worker ${worker}`,
-          renderingFailures([rendering!]),
-        );
-      return c.json(
-        {
-          definition: rendering!.result.definition as Record<string, unknown>,
-          sources: rendering!.resolved.sources,
-        },
-        200,
-      );
+      const rendering = await previewRendering(deps, c.get('principal').tenant, name, worker);
+      const definition = (rendering.result.ok ? rendering.result.definition : {}) as Record<string, unknown>;
+      return c.json({ definition, sources: rendering.resolved.sources }, 200);
     },
   );
-
-  async function load(c: Context<AppEnv>, name: string): Promise<JobRecord> {
-    const record = (
-      await jobsCollection(await db(), c.get('principal').tenant)
-        .doc(name)
-        .get()
-    ).data() as JobRecord | undefined;
-    if (!record) throw ApiError.notFound(`no job ${name}`);
-    return record;
-  }
-
-  /**
-   * Stages the current version with the job's current context overrides, renders it for
-   * every worker it will run on (the existing deployments plus `add`), and only if all
-   * render, commits the stage and the deployments and tells the workers.
-   */
-  async function stageAndDeploy(
-    c: Context<AppEnv>,
-    name: string,
-    { add }: { add: string[] },
-  ): Promise<JobRecord> {
-    const firestore = await db();
-    const tenant = c.get('principal').tenant;
-    const contexts = new ContextStore(firestore);
-    await assertWorkersExist(firestore, tenant, add);
-    const { record, outbox } = await firestore.runTransaction(async (tx) => {
-      const ref = jobsCollection(firestore, tenant).doc(name);
-      const current = (await tx.get(ref)).data() as JobRecord | undefined;
-      if (!current) throw ApiError.notFound(`no job ${name}`);
-      const jobContext = await contexts.read(tenant, { kind: 'job', name });
-      const definition = definitionOf(current);
-      const workers = [...new Set([...Object.keys(current.deployments), ...add])];
-      // Also on a re-stage: a new version of a job already on `cloud` must still run there.
-      if (workers.includes('cloud')) assertRunsOnCloud(definition);
-      const renderings = await renderForWorkers(contexts, tenant, { name, definition, jobContext }, workers);
-      const failures = renderingFailures(renderings);
-      if (failures.length)
-        throw ApiError.invalid(`job ${name} does not render for every worker; nothing was changed`, failures);
-      const secrets = referencedSecrets(
-        definition,
-        ...renderings.map((r) => (r.result.ok ? r.result.definition : undefined)),
-      );
-      assertMayReferenceSecrets(c.get('principal').roles, secrets, add.length ? 'deploy' : 'stage');
-      const present = await new SecretStore(firestore, deps.config.secretsKey).existing(tenant, secrets);
-      const absent = secrets.filter((ref) => !present.has(ref));
-      if (absent.length) {
-        throw ApiError.invalid(
-          `job ${name} uses secrets that do not exist: ${absent.join(', ')}; nothing was changed`,
-          absent.map((ref) => ({
-            path: '',
-            message: `no secret ${ref} (set it with sluice secret set ${ref} --value-stdin)`,
-          })),
-        );
-      }
-      const now = new Date().toISOString();
-      const staged = {
-        version: current.version,
-        definition_json: current.definition_json,
-        job_context_json: JSON.stringify(jobContext),
-        staged_at: now,
-        secrets,
-      };
-      const deployments = { ...current.deployments };
-      for (const worker of add)
-        deployments[worker] = { state: 'pending', version: current.version, updated_at: now };
-      for (const worker of Object.keys(deployments))
-        deployments[worker] = { ...deployments[worker]!, version: current.version, updated_at: now };
-      tx.update(ref, { staged, deployments });
-      appendEventIn(tx, firestore, tenant, {
-        type: 'job-staged',
-        source: 'server',
-        job: name,
-        payload: { version: current.version },
-      });
-      for (const worker of add)
-        appendEventIn(tx, firestore, tenant, {
-          type: 'job-deployed',
-          source: 'server',
-          job: name,
-          worker,
-          payload: { version: current.version },
-        });
-      const queued = workers.map((worker) =>
-        enqueueMessage(
-          tx,
-          firestore,
-          { tenant, worker },
-          buildEvent({
-            type: 'rerender-deployment',
-            source: 'server',
-            job: name,
-            worker,
-            payload: { version: current.version },
-          }),
-        ),
-      );
-      return { record: { ...current, staged, deployments } as JobRecord, outbox: queued };
-    });
-    await Promise.all(outbox.map((o) => deliver(deps, o.id, o.entry)));
-    return record;
-  }
 
   return {
     name: 'jobs',
@@ -480,7 +281,7 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
 async function readDefinition(
   c: Context<AppEnv>,
 ): Promise<{ definition: Record<string, unknown>; yaml?: string }> {
-  const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = mediaTypeOf(c.req.header('content-type'));
   const bytes = new Uint8Array(await c.req.arrayBuffer());
   if (type === 'application/json') {
     let value: unknown;
@@ -504,39 +305,6 @@ async function readDefinition(
       result.errors,
     );
   return { definition: result.raw as Record<string, unknown>, yaml: new TextDecoder().decode(bytes) };
-}
-
-/** The `cloud` worker runs in a scheduled function and receives no messages: message triggers can't run there. */
-function assertRunsOnCloud(definition: Record<string, unknown>): void {
-  const input = definition.input as Record<string, { trigger?: { message?: unknown } }>;
-  if (Object.values(input).some((kind) => kind?.trigger?.message !== undefined)) {
-    throw ApiError.invalid(
-      'message-triggered jobs run on workers that receive messages, not on the cloud worker',
-      [{ path: 'workers', message: 'deploy this job to a worker running `sluice worker run` (or `local`)' }],
-    );
-  }
-  const problems = cloudWorkerProblems(definition);
-  if (problems.length)
-    throw ApiError.invalid(`cannot run on the cloud worker: ${problems[0]!.message}`, problems);
-}
-
-async function assertWorkersExist(
-  firestore: FirebaseFirestore.Firestore,
-  tenant: string,
-  workers: string[],
-): Promise<void> {
-  const candidates = workers.filter((w) => !(BUILT_IN_WORKERS as readonly string[]).includes(w));
-  if (!candidates.length) return;
-  const snaps = await firestore.getAll(
-    ...candidates.map((w) => firestore.collection('tenants').doc(tenant).collection('workers').doc(w)),
-  );
-  const missing = candidates.filter((_, i) => !snaps[i]!.exists);
-  if (missing.length) {
-    throw ApiError.invalid(
-      `unknown worker(s): ${missing.join(', ')}`,
-      missing.map((w) => ({ path: 'workers', message: `no worker ${w}` })),
-    );
-  }
 }
 
 function deploymentsOf(record: JobRecord) {

@@ -9,7 +9,13 @@ import type { ContextMap } from '../../shared/context/map.ts';
 import { referencedSecrets } from '../../shared/job/secret-access.ts';
 import type { RenderInput } from './render-for-worker.ts';
 
-export const DEPLOYMENT_STATES = ['pending', 'running', 'stopped', 'failed', 'removed'] as const;
+/**
+ * `pending` until the worker first reports; `running` while it runs the job (a worker's
+ * triggers are armed, or a `cloud` run is under way); `idle` on `cloud` between runs;
+ * `stopped` when its input ended; `failed` with the reason; `removed` as a worker
+ * acknowledges an undeploy (the deployment then disappears).
+ */
+export const DEPLOYMENT_STATES = ['pending', 'running', 'idle', 'stopped', 'failed', 'removed'] as const;
 export type DeploymentState = (typeof DEPLOYMENT_STATES)[number];
 
 export interface Deployment {

@@ -3,7 +3,9 @@
  * (Cloud Scheduler in the cloud, a tick of a few seconds in the local stack). Each tick
  * renders the deployed jobs for `cloud` and hands them to the scheduled runner, which
  * holds a lease per job and stops before the deadline; outputs are built from their kinds
- * (`print` goes to stdout, Cloud Logging), run reports to the event log.
+ * (`print` goes to stdout, Cloud Logging), run reports to the event log. The deployment
+ * states show what a worker's heartbeat would: `running` during a run, `idle` between
+ * runs, `failed` with the reason.
  *
  * The jobs of every tenant run here, in the control plane's own function, so a job gets
  * no more than its definition gives it: connections only where the egress policy allows
@@ -11,22 +13,25 @@
  * the function's identity or files), and each run a time budget (`SLUICE_CLOUD_RUN_BUDGET`).
  */
 
+import type { Firestore } from '@google-cloud/firestore';
 import { parseDuration } from '../../shared/duration.ts';
 import type { EventType } from '../../shared/events/vocabulary.ts';
 import { cloudWorkerProblems } from '../../shared/job/cloud-worker-rules.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { ContextStore } from '../contexts/store.ts';
 import { appendEvent } from '../events/event-log.ts';
-import { renderForWorkers } from '../jobs/render-for-worker.ts';
-import { type JobRecord, stagedRenderInput } from '../jobs/store.ts';
+import { type DeploymentStateChange, recordDeploymentStates, renderStaged } from '../jobs/deployments.ts';
+import type { JobRecord } from '../jobs/store.ts';
 import { inputFor } from '../runner/components.ts';
 import { EgressPolicy } from '../runner/egress/policy.ts';
 import { createPrintOutput } from '../runner/outputs/print/index.ts';
 import type { Redactor } from '../runner/redact.ts';
 import { resolveRuntimeValues } from '../secrets/runtime-values.ts';
-import { runScheduledTick, type ScheduledJob } from './tick.ts';
+import { CLOUD_WORKER } from '../workers/registry.ts';
+import { type JobTickResult, runScheduledTick, type ScheduledJob } from './tick.ts';
 
-export const CLOUD_WORKER = 'cloud';
+/** Why a deployed job could not run this tick, to record as its deployment's `failed` state. */
+type NotRun = { tenant: string; job: string; reason: string };
 
 export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
   const db = await deps.clients.firestore();
@@ -34,7 +39,18 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
   const output = createPrintOutput(process.stdout);
   const redactors = new Map<string, Redactor>();
   const egress = egressPolicyFor(deps.config.egressAllow);
-  return await runScheduledTick(
+  const notRun: NotRun[] = [];
+  const refuse = async (tenant: string, job: string, reason: string, details?: unknown) => {
+    notRun.push({ tenant, job, reason });
+    await appendEvent(db, tenant, {
+      type: 'job-errors',
+      source: 'worker',
+      worker: CLOUD_WORKER,
+      job,
+      payload: { reason, ...(details ? { details } : {}) },
+    });
+  };
+  const results = await runScheduledTick(
     {
       db,
       async jobs() {
@@ -46,49 +62,26 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
           snap.docs.map(async (doc): Promise<ScheduledJob | undefined> => {
             const tenant = doc.ref.parent.parent!.id;
             const record = doc.data() as JobRecord;
-            if (!record.staged) return undefined;
-            const input = stagedRenderInput({ ...record, staged: record.staged });
-            const [rendering] = await renderForWorkers(contexts, tenant, input, [CLOUD_WORKER]);
-            if (!rendering!.result.ok) {
-              await appendEvent(db, tenant, {
-                type: 'job-errors',
-                source: 'worker',
-                worker: CLOUD_WORKER,
-                job: record.name,
-                payload: { reason: 'does not render', details: rendering!.result.errors },
-              });
+            const staged = await renderStaged(contexts, tenant, record, CLOUD_WORKER);
+            if (!staged.ok) {
+              const reason = `not run: ${staged.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`;
+              await refuse(tenant, record.name, reason, staged.errors);
               return undefined;
             }
             // ${secret|...} and ${dyn|...}: resolved here, as a worker would, only for this run.
-            const values = await resolveRuntimeValues(deps, db, tenant, rendering!.result.definition);
+            const values = await resolveRuntimeValues(deps, db, tenant, staged.definition);
             if (!values.ok) {
-              await appendEvent(db, tenant, {
-                type: 'job-errors',
-                source: 'worker',
-                worker: CLOUD_WORKER,
-                job: record.name,
-                payload: { reason: `missing ${values.missing.join(', ')}` },
-              });
+              await refuse(tenant, record.name, `missing ${values.missing.join(', ')}`);
               return undefined;
             }
+            // Again once secrets are in: a key from a secret must still be a key, not a path.
             const problems = cloudWorkerProblems(values.definition);
             if (problems.length) {
-              await appendEvent(db, tenant, {
-                type: 'job-errors',
-                source: 'worker',
-                worker: CLOUD_WORKER,
-                job: record.name,
-                payload: { reason: `not run: ${problems[0]!.message}`, details: problems },
-              });
+              await refuse(tenant, record.name, `not run: ${problems[0]!.message}`, problems);
               return undefined;
             }
             redactors.set(`${tenant}/${record.name}`, values.redact);
-            return {
-              tenant,
-              name: record.name,
-              version: record.staged.version,
-              definition: values.definition,
-            };
+            return { tenant, name: record.name, version: staged.version, definition: values.definition };
           }),
         );
         return rendered.filter((j): j is ScheduledJob => j !== undefined);
@@ -97,6 +90,9 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
       print: output,
       egress,
       inputFor: (job) => inputFor(job.definition, { egress }),
+      async runStarting(job) {
+        await recordCloudStates(db, [{ tenant: job.tenant, job: job.name, state: 'running' }]);
+      },
       report(job, report) {
         void appendEvent(db, job.tenant, {
           type: report.type as EventType,
@@ -108,6 +104,50 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
       },
     },
     { deadlineMs, runBudgetMs: parseDuration(deps.config.cloudRunBudget) },
+  );
+  await recordCloudStates(db, [
+    ...notRun.map(({ tenant, job, reason }) => ({ tenant, job, state: 'failed' as const, error: reason })),
+    ...results.flatMap((result) => stateAfter(result) ?? []),
+  ]).catch((err) => deps.logger.warn({ err }, "could not record the cloud worker's deployment states"));
+  return results;
+}
+
+type CloudState = DeploymentStateChange & { tenant: string };
+
+/**
+ * The state a deployment on `cloud` shows after this tick, as a worker's heartbeat would
+ * report it: `idle` between runs (also when not due yet, or stopped by the deadline or its
+ * budget and carrying on next tick), `failed` with the reason. A run leased by another
+ * invocation is that invocation's to record.
+ */
+function stateAfter(result: JobTickResult): CloudState | undefined {
+  const base = { tenant: result.tenant, job: result.job };
+  switch (result.outcome) {
+    case 'completed':
+    case 'not-due':
+    case 'stopped-at-deadline':
+    case 'stopped-at-budget':
+      return { ...base, state: 'idle' };
+    case 'failed':
+      return { ...base, state: 'failed', error: result.error ?? 'the run failed' };
+    case 'skipped':
+      return { ...base, state: 'failed', error: 'not runnable on the cloud worker' };
+    case 'leased-elsewhere':
+      return undefined;
+  }
+}
+
+/** One transaction per tenant: states only change when they differ (see recordDeploymentStates). */
+async function recordCloudStates(db: Firestore, states: CloudState[]): Promise<void> {
+  const byTenant = new Map<string, DeploymentStateChange[]>();
+  for (const { tenant, ...change } of states) {
+    if (!tenant || !change.job) continue;
+    byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), change]);
+  }
+  await Promise.all(
+    [...byTenant].map(([tenant, changes]) =>
+      db.runTransaction((tx) => recordDeploymentStates(db, tenant, CLOUD_WORKER, changes, tx)),
+    ),
   );
 }
 

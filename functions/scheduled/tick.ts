@@ -66,6 +66,8 @@ export interface ScheduledDeps {
   /** Where outputs that connect (http-post) may connect. */
   egress?: EgressPolicy;
   report?(job: ScheduledJob, report: RunReport): void;
+  /** Called when a due run is about to start (the `cloud` worker records its deployment as `running`). */
+  runStarting?(job: ScheduledJob): Promise<void>;
   /** Builds the input; the default knows `gcs`. */
   inputFor?(job: ScheduledJob): Input | undefined;
   gcsOptions?: GcsInputOptions;
@@ -190,6 +192,7 @@ async function runOne(
         await stateDoc.set({ first_seen_ms: startedMs }, { merge: true });
       return { ...base, outcome: 'not-due' };
     }
+    await deps.runStarting?.(job);
     const built = outputOf(deps, job, report, controller.signal);
     const output = bindOutput(built, report);
     const runOnce = async (window?: RunWindow) => {

@@ -1,5 +1,5 @@
 /** Encrypted secrets in Firestore: `tenants/{tenant}/secrets/{scope}~{name}`. */
-import type { Firestore } from '@google-cloud/firestore';
+import type { Firestore, Transaction } from '@google-cloud/firestore';
 import { ApiError } from '../../shared/errors.ts';
 import { open, type SealedValue, seal } from './crypto.ts';
 
@@ -47,11 +47,10 @@ export class SecretStore {
   }
 
   /** Which of `refs` (`scope/name`) exist. */
-  async existing(tenant: string, refs: string[]): Promise<Set<string>> {
+  async existing(tenant: string, refs: string[], tx?: Transaction): Promise<Set<string>> {
     if (!refs.length) return new Set();
-    const snaps = await this.db.getAll(
-      ...refs.map((ref) => this.collection(tenant).doc(ref.replace('/', '~'))),
-    );
+    const docs = refs.map((ref) => this.collection(tenant).doc(ref.replace('/', '~')));
+    const snaps = tx ? await tx.getAll(...docs) : await this.db.getAll(...docs);
     return new Set(refs.filter((_, i) => snaps[i]!.exists));
   }
 

@@ -7,12 +7,12 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
 import { JOB_NAME } from '../../shared/job/schema.ts';
-import { own } from '../../shared/own.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
 import { BEARER, body, errors, noContent } from '../app/openapi-common.ts';
 import { appendEventIn } from '../events/event-log.ts';
-import { DEPLOYMENT_STATES, type JobRecord, jobsCollection } from '../jobs/store.ts';
+import { readDeploymentStates } from '../jobs/deployments.ts';
+import { DEPLOYMENT_STATES } from '../jobs/store.ts';
 
 const Heartbeat = z
   .strictObject({
@@ -46,38 +46,26 @@ export function registerHeartbeat(routes: OpenAPIHono<AppEnv>, deps: AppDeps): v
       const { tenant, subject: worker } = c.get('principal');
       const db = await deps.clients.firestore();
       const now = new Date().toISOString();
-      const { FieldPath } = await import('@google-cloud/firestore');
       await db.runTransaction(async (tx) => {
         const workerRef = db.collection('tenants').doc(tenant).collection('workers').doc(worker);
-        const jobRefs = jobs.map((j) => jobsCollection(db, tenant).doc(j.name));
-        const [workerSnap, ...jobSnaps] = await Promise.all([
-          tx.get(workerRef),
-          ...jobRefs.map((r) => tx.get(r)),
-        ]);
+        const workerSnap = await tx.get(workerRef);
+        // Reads before writes, as a transaction requires.
+        const writeStates = await readDeploymentStates(
+          db,
+          tenant,
+          worker,
+          jobs.map((job) => ({
+            job: job.name,
+            state: job.state,
+            ...(job.error ? { error: job.error } : {}),
+          })),
+          tx,
+        );
         if (workerSnap.exists && !workerSnap.get('last_seen')) {
           appendEventIn(tx, db, tenant, { type: 'worker-first-seen', source: 'worker', worker, payload: {} });
         }
         if (workerSnap.exists) tx.update(workerRef, { last_seen: now, online: true });
-        jobs.forEach((job, i) => {
-          const record = jobSnaps[i]!.data() as JobRecord | undefined;
-          // Own properties only: `deployments['toString']` is a function, not a deployment.
-          const current = own(record?.deployments, worker);
-          if (!current || (current.state === job.state && (current.error ?? undefined) === job.error)) return;
-          // A FieldPath, not `deployments.${worker}`: a dot in a worker id is not a nesting.
-          tx.update(jobRefs[i]!, new FieldPath('deployments', worker), {
-            ...current,
-            state: job.state,
-            updated_at: now,
-            ...(job.error ? { error: job.error } : { error: null }),
-          });
-          appendEventIn(tx, db, tenant, {
-            type: 'job-state-transition',
-            source: 'worker',
-            worker,
-            job: job.name,
-            payload: { from: current.state, to: job.state, ...(job.error ? { error: job.error } : {}) },
-          });
-        });
+        writeStates();
       });
       return c.body(null, 204);
     },

@@ -8,8 +8,8 @@ import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
 import { BEARER, errors, json } from '../app/openapi-common.ts';
 import { ContextStore } from '../contexts/store.ts';
-import { renderForWorkers } from '../jobs/render-for-worker.ts';
-import { type JobRecord, jobsCollection, stagedRenderInput } from '../jobs/store.ts';
+import { renderStaged } from '../jobs/deployments.ts';
+import { type JobRecord, jobsCollection } from '../jobs/store.ts';
 
 const WorkerJob = z
   .object({
@@ -42,20 +42,14 @@ export function registerWorkerJobs(routes: OpenAPIHono<AppEnv>, deps: AppDeps): 
       const jobs = await Promise.all(
         snap.docs.map(async (doc) => {
           const record = doc.data() as JobRecord;
-          const staged = record.staged!;
-          const input = stagedRenderInput({ ...record, staged });
-          const [rendering] = await renderForWorkers(contexts, tenant, input, [worker]);
-          return rendering!.result.ok
-            ? {
-                name: record.name,
-                version: staged.version,
-                definition: rendering!.result.definition as Record<string, unknown>,
-              }
+          const rendered = await renderStaged(contexts, tenant, record, worker);
+          return rendered.ok
+            ? { name: record.name, version: rendered.version, definition: rendered.definition }
             : {
                 name: record.name,
-                version: staged.version,
+                version: rendered.version,
                 definition: null,
-                error: rendering!.result.errors.map((e) => `${e.path}: ${e.message}`).join('; '),
+                error: rendered.errors.map((e) => `${e.path}: ${e.message}`).join('; '),
               };
         }),
       );

@@ -19,6 +19,7 @@ export function cloudWorkerProblems(definition: { input?: unknown; output?: unkn
   const input = (definition.input ?? {}) as Record<string, unknown>;
   const output = (definition.output ?? {}) as Record<string, unknown>;
   const problems: ErrorDetail[] = [
+    ...messageTriggerProblems(input),
     ...credentialProblems(input.gcs, 'input.gcs', 'a gcs job'),
     ...credentialProblems(output.gcs, 'output.gcs', 'a gcs output'),
     ...credentialProblems(output.pubsub, 'output.pubsub', 'a pubsub output'),
@@ -32,6 +33,19 @@ export function cloudWorkerProblems(definition: { input?: unknown; output?: unkn
     });
   }
   return problems;
+}
+
+/** The `cloud` worker runs on a clock and receives no worker messages: a message trigger would never fire. */
+function messageTriggerProblems(input: Record<string, unknown>): ErrorDetail[] {
+  return Object.entries(input)
+    .filter(
+      ([, kind]) => (kind as { trigger?: { message?: unknown } } | undefined)?.trigger?.message !== undefined,
+    )
+    .map(([kind]) => ({
+      path: `input.${kind}.trigger.message`,
+      message:
+        'message-triggered jobs run on workers that receive messages, not on the cloud worker: deploy this job to a worker running `sluice worker run` (or `local`)',
+    }));
 }
 
 /** A component that reaches Google must bring its own key, not a file and not the function's identity. */

@@ -69,7 +69,7 @@ type MediaRule = NonNullable<RouteFamily['bodyMediaTypes']>[number];
 export function requireBodyMediaType(rules: MediaRule[]): MiddlewareHandler<AppEnv> {
   return async function bodyMediaTypeMiddleware(c, next) {
     if (hasBody(c.req.raw)) {
-      const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+      const type = mediaTypeOf(c.req.header('content-type'));
       const rule = rules.find((r) => r.method === c.req.method && r.path.test(c.req.path));
       const accepted = rule ? rule.types : ['application/json'];
       if (!accepted.includes(type)) {
@@ -81,6 +81,11 @@ export function requireBodyMediaType(rules: MediaRule[]): MiddlewareHandler<AppE
     }
     await next();
   };
+}
+
+/** The media type of a Content-Type header, lower case, without parameters (`charset=...`). */
+export function mediaTypeOf(header: string | undefined): string {
+  return (header ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
 /** HTTP/1.1: a body exists when Content-Length > 0 or Transfer-Encoding is set; in-process requests carry neither. */

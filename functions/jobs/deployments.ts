@@ -1,0 +1,404 @@
+/**
+ * The job lifecycle: save, stage, deploy, undeploy, remove, and what a worker runs
+ * (`renderStaged`). Route handlers, the worker API and the `cloud` worker call these; none
+ * of them reads or writes a job some other way.
+ *
+ * Every decision is made inside the Firestore transaction that commits it, on reads made
+ * in that transaction (the job, the contexts it renders with, the workers, the secrets):
+ * Firestore may run the callback more than once, and each run decides afresh on what it
+ * read. Messages to workers go through the outbox in the same transaction and are
+ * delivered after the commit.
+ *
+ * @example
+ *   const record = await deployJob(deps, principal, 'orders', ['cloud', 'w-1']);
+ */
+import type { Firestore, Transaction } from '@google-cloud/firestore';
+import type { Principal } from '../../shared/auth/principal.ts';
+import { ApiError, type ErrorDetail } from '../../shared/errors.ts';
+import { cloudWorkerProblems } from '../../shared/job/cloud-worker-rules.ts';
+import type { JobDefinition } from '../../shared/job/schema.ts';
+import { assertMayReferenceSecrets, referencedSecrets } from '../../shared/job/secret-access.ts';
+import { hasOwn, own } from '../../shared/own.ts';
+import type { AppDeps } from '../app/deps.ts';
+import { ContextStore } from '../contexts/store.ts';
+import { appendEventIn, buildEvent } from '../events/event-log.ts';
+import { deliver, enqueueMessage, type OutboxEntry } from '../messaging/outbox.ts';
+import { SecretStore } from '../secrets/store.ts';
+import { CLOUD_WORKER, unknownWorkers } from '../workers/registry.ts';
+import { renderForWorkers, renderingFailures, type WorkerRendering } from './render-for-worker.ts';
+import {
+  type Deployment,
+  type DeploymentState,
+  definitionOf,
+  type JobRecord,
+  jobsCollection,
+  type StagedJob,
+  stagedRenderInput,
+} from './store.ts';
+
+type Actor = Pick<Principal, 'tenant' | 'roles'>;
+type Queued = { id: string; entry: OutboxEntry };
+
+/** Creates or updates a job from a definition already validated at the `stored` level. */
+export async function saveJob(
+  deps: AppDeps,
+  actor: Actor,
+  name: string,
+  input: { definition: Record<string, unknown>; yaml?: string },
+): Promise<{ record: JobRecord; created: boolean }> {
+  const { definition, yaml } = input;
+  if (definition.name !== name) {
+    throw ApiError.invalid(`the definition is named ${String(definition.name)}, the path ${name}`, [
+      { path: 'name', message: `must be ${name}, as in the URL` },
+    ]);
+  }
+  assertMayReferenceSecrets(actor.roles, referencedSecrets(definition), 'save');
+  const db = await deps.clients.firestore();
+  const now = new Date().toISOString();
+  return await db.runTransaction(async (tx) => {
+    const ref = jobsCollection(db, actor.tenant).doc(name);
+    const existing = (await tx.get(ref)).data() as JobRecord | undefined;
+    const record: JobRecord = {
+      name,
+      version: (existing?.version ?? 0) + 1,
+      created_at: existing?.created_at ?? now,
+      updated_at: now,
+      definition_json: JSON.stringify(definition),
+      deployments: existing?.deployments ?? {},
+      ...(existing?.staged ? { staged: existing.staged } : {}),
+      ...(yaml !== undefined ? { source_yaml: yaml } : {}),
+    };
+    tx.set(ref, record);
+    appendEventIn(tx, db, actor.tenant, {
+      type: 'job-updated',
+      source: 'server',
+      job: name,
+      payload: { version: record.version },
+    });
+    return { record, created: !existing };
+  });
+}
+
+export async function loadJob(deps: AppDeps, tenant: string, name: string): Promise<JobRecord> {
+  const snap = await jobsCollection(await deps.clients.firestore(), tenant)
+    .doc(name)
+    .get();
+  const record = snap.data() as JobRecord | undefined;
+  if (!record) throw ApiError.notFound(`no job ${name}`);
+  return record;
+}
+
+export async function listJobs(deps: AppDeps, tenant: string): Promise<JobRecord[]> {
+  const snap = await jobsCollection(await deps.clients.firestore(), tenant)
+    .orderBy('name')
+    .get();
+  return snap.docs.map((d) => d.data() as JobRecord);
+}
+
+/** Deletes a job; refused (409) while any worker has it. */
+export async function removeJob(deps: AppDeps, tenant: string, name: string): Promise<void> {
+  const db = await deps.clients.firestore();
+  await db.runTransaction(async (tx) => {
+    const ref = jobsCollection(db, tenant).doc(name);
+    const record = (await tx.get(ref)).data() as JobRecord | undefined;
+    if (!record) throw ApiError.notFound(`no job ${name}`);
+    const deployed = Object.keys(record.deployments ?? {});
+    if (deployed.length)
+      throw ApiError.conflict(`job ${name} is deployed to ${deployed.join(', ')}; undeploy it first`);
+    tx.delete(ref);
+    appendEventIn(tx, db, tenant, {
+      type: 'job-removed',
+      source: 'server',
+      job: name,
+      payload: { deleted: true },
+    });
+  });
+}
+
+/** Stages the current version with the job's current context; every deployment re-renders with it. */
+export async function stageJob(deps: AppDeps, actor: Actor, name: string): Promise<JobRecord> {
+  return await stageAndDeploy(deps, actor, name, []);
+}
+
+/** Deploys to more workers, all or nothing; stages the current version on the way. */
+export async function deployJob(
+  deps: AppDeps,
+  actor: Actor,
+  name: string,
+  workers: string[],
+): Promise<JobRecord> {
+  return await stageAndDeploy(deps, actor, name, [...new Set(workers)]);
+}
+
+/**
+ * Stages the current version with the job's current context overrides, renders it for
+ * every worker it will run on (the existing deployments plus `add`), checks each
+ * deployment as a run would, and only if all pass commits the stage and the deployments
+ * and tells the workers.
+ */
+async function stageAndDeploy(deps: AppDeps, actor: Actor, name: string, add: string[]): Promise<JobRecord> {
+  const db = await deps.clients.firestore();
+  const { tenant } = actor;
+  const contexts = new ContextStore(db);
+  const secretStore = new SecretStore(db, deps.config.secretsKey);
+  const { record, outbox } = await db.runTransaction(async (tx) => {
+    const ref = jobsCollection(db, tenant).doc(name);
+    const current = (await tx.get(ref)).data() as JobRecord | undefined;
+    if (!current) throw ApiError.notFound(`no job ${name}`);
+    const missing = await unknownWorkers(db, tenant, add, tx);
+    if (missing.length) {
+      throw ApiError.invalid(
+        `unknown worker(s): ${missing.join(', ')}`,
+        missing.map((w) => ({ path: 'workers', message: `no worker ${w}` })),
+      );
+    }
+    const jobContext = await contexts.read(tenant, { kind: 'job', name }, tx);
+    const definition = definitionOf(current);
+    const workers = [...new Set([...Object.keys(current.deployments), ...add])];
+    const renderings = await renderForWorkers(
+      contexts,
+      tenant,
+      { name, definition, jobContext },
+      workers,
+      tx,
+    );
+    const failures = renderings.flatMap(deploymentProblems);
+    if (failures.length)
+      throw ApiError.invalid(
+        `job ${name} cannot run on every worker it would be deployed to (${failures[0]!.message}); nothing was changed`,
+        failures,
+      );
+    const secrets = referencedSecrets(
+      definition,
+      ...renderings.map((r) => (r.result.ok ? r.result.definition : undefined)),
+    );
+    assertMayReferenceSecrets(actor.roles, secrets, add.length ? 'deploy' : 'stage');
+    const present = await secretStore.existing(tenant, secrets, tx);
+    const absent = secrets.filter((ref) => !present.has(ref));
+    if (absent.length) {
+      throw ApiError.invalid(
+        `job ${name} uses secrets that do not exist: ${absent.join(', ')}; nothing was changed`,
+        absent.map((ref) => ({
+          path: '',
+          message: `no secret ${ref} (set it with sluice secret set ${ref} --value-stdin)`,
+        })),
+      );
+    }
+    const now = new Date().toISOString();
+    const staged: StagedJob = {
+      version: current.version,
+      definition_json: current.definition_json,
+      job_context_json: JSON.stringify(jobContext),
+      staged_at: now,
+      secrets,
+    };
+    const deployments: Record<string, Deployment> = {};
+    for (const [worker, deployment] of Object.entries(current.deployments))
+      deployments[worker] = { ...deployment, version: current.version, updated_at: now };
+    for (const worker of add)
+      if (!hasOwn(deployments, worker))
+        deployments[worker] = { state: 'pending', version: current.version, updated_at: now };
+    tx.update(ref, { staged, deployments });
+    appendEventIn(tx, db, tenant, {
+      type: 'job-staged',
+      source: 'server',
+      job: name,
+      payload: { version: current.version },
+    });
+    for (const worker of add)
+      appendEventIn(tx, db, tenant, {
+        type: 'job-deployed',
+        source: 'server',
+        job: name,
+        worker,
+        payload: { version: current.version },
+      });
+    const queued = workers.map((worker) =>
+      tellWorker(tx, db, tenant, worker, 'rerender-deployment', name, { version: current.version }),
+    );
+    return { record: { ...current, staged, deployments }, outbox: queued };
+  });
+  await deliverAll(deps, outbox);
+  return record;
+}
+
+/** Takes the job off some workers (all when `requested` is absent); the deployments disappear. */
+export async function undeployJob(
+  deps: AppDeps,
+  tenant: string,
+  name: string,
+  requested?: string[],
+): Promise<JobRecord> {
+  const db = await deps.clients.firestore();
+  const { record, outbox } = await db.runTransaction(async (tx) => {
+    const ref = jobsCollection(db, tenant).doc(name);
+    const current = (await tx.get(ref)).data() as JobRecord | undefined;
+    if (!current) throw ApiError.notFound(`no job ${name}`);
+    const removed = (requested ?? Object.keys(current.deployments)).filter((w) =>
+      hasOwn(current.deployments, w),
+    );
+    const deployments = Object.fromEntries(
+      Object.entries(current.deployments).filter(([w]) => !removed.includes(w)),
+    );
+    tx.update(ref, { deployments });
+    const queued = removed.map((worker) => {
+      appendEventIn(tx, db, tenant, {
+        type: 'job-removed',
+        source: 'server',
+        job: name,
+        worker,
+        payload: {},
+      });
+      return tellWorker(tx, db, tenant, worker, 'deployed-job-removed', name, {});
+    });
+    return { record: { ...current, deployments }, outbox: queued };
+  });
+  await deliverAll(deps, outbox);
+  return record;
+}
+
+/**
+ * What `worker` runs: the staged definition rendered with the context it resolves to
+ * there, held to the secrets approved at stage, and checked as a deploy checks it. The
+ * one place a staged job becomes a runnable definition (worker API, `cloud` worker).
+ */
+export type StagedRendering =
+  | { ok: true; definition: JobDefinition; version: number }
+  | { ok: false; errors: ErrorDetail[]; version: number };
+
+export async function renderStaged(
+  contexts: ContextStore,
+  tenant: string,
+  record: JobRecord,
+  worker: string,
+): Promise<StagedRendering> {
+  if (!record.staged)
+    return { ok: false, version: record.version, errors: [{ path: '', message: 'the job is not staged' }] };
+  const input = stagedRenderInput({ ...record, staged: record.staged });
+  const [rendering] = await renderForWorkers(contexts, tenant, input, [worker]);
+  const version = record.staged.version;
+  const problems = deploymentProblems(rendering!);
+  if (problems.length || !rendering!.result.ok) return { ok: false, version, errors: problems };
+  return { ok: true, version, definition: rendering!.result.definition };
+}
+
+/**
+ * The definition a worker would run, with the scope of every context key: the staged
+ * version when there is one, else the saved one with the job's current context.
+ */
+export async function previewRendering(
+  deps: AppDeps,
+  tenant: string,
+  name: string,
+  worker: string,
+): Promise<WorkerRendering> {
+  const record = await loadJob(deps, tenant, name);
+  const contexts = new ContextStore(await deps.clients.firestore());
+  const input = record.staged
+    ? stagedRenderInput({ ...record, staged: record.staged })
+    : {
+        name,
+        definition: definitionOf(record),
+        jobContext: await contexts.read(tenant, { kind: 'job', name }),
+      };
+  const [rendering] = await renderForWorkers(contexts, tenant, input, [worker]);
+  if (!rendering!.result.ok)
+    throw ApiError.invalid(
+      `job ${name} does not render for worker ${worker}`,
+      renderingFailures([rendering!]),
+    );
+  return rendering!;
+}
+
+export interface DeploymentStateChange {
+  job: string;
+  state: DeploymentState;
+  error?: string;
+}
+
+/**
+ * Records the states a worker reports for its deployments (heartbeats of a worker, the
+ * tick of the `cloud` worker): a `job-state-transition` event for each change, nothing
+ * when a state is unchanged, and nothing for a job no longer deployed there.
+ */
+export async function recordDeploymentStates(
+  db: Firestore,
+  tenant: string,
+  worker: string,
+  changes: DeploymentStateChange[],
+  tx: Transaction,
+): Promise<void> {
+  (await readDeploymentStates(db, tenant, worker, changes, tx))();
+}
+
+/**
+ * The reads of `recordDeploymentStates`, returning its writes: a transaction reads
+ * everything before it writes anything, so a caller with writes of its own reads here,
+ * writes its own, then applies these.
+ */
+export async function readDeploymentStates(
+  db: Firestore,
+  tenant: string,
+  worker: string,
+  changes: DeploymentStateChange[],
+  tx: Transaction,
+): Promise<() => void> {
+  if (!changes.length) return () => {};
+  const { FieldPath } = await import('@google-cloud/firestore');
+  const refs = changes.map((change) => jobsCollection(db, tenant).doc(change.job));
+  const snaps = await tx.getAll(...refs);
+  return () => {
+    const now = new Date().toISOString();
+    changes.forEach((change, i) => {
+      // Own properties only: `deployments['toString']` is a function, not a deployment.
+      const current = own((snaps[i]!.data() as JobRecord | undefined)?.deployments, worker);
+      if (!current || (current.state === change.state && (current.error ?? undefined) === change.error))
+        return;
+      // A FieldPath, not `deployments.${worker}`: a dot in a worker id is not a nesting.
+      tx.update(refs[i]!, new FieldPath('deployments', worker), {
+        ...current,
+        state: change.state,
+        updated_at: now,
+        error: change.error ?? null,
+      });
+      appendEventIn(tx, db, tenant, {
+        type: 'job-state-transition',
+        source: 'worker',
+        worker,
+        job: change.job,
+        payload: { from: current.state, to: change.state, ...(change.error ? { error: change.error } : {}) },
+      });
+    });
+  };
+}
+
+/** What keeps a rendering from running on its worker: render errors, and the `cloud` worker's rules. */
+function deploymentProblems(rendering: WorkerRendering): ErrorDetail[] {
+  if (!rendering.result.ok) return renderingFailures([rendering]);
+  if (rendering.worker !== CLOUD_WORKER) return [];
+  return cloudWorkerProblems(rendering.result.definition as Record<string, unknown>).map((p) => ({
+    path: p.path,
+    message: `cannot run on the cloud worker: ${p.message}`,
+  }));
+}
+
+function tellWorker(
+  tx: Transaction,
+  db: Firestore,
+  tenant: string,
+  worker: string,
+  type: 'rerender-deployment' | 'deployed-job-removed',
+  job: string,
+  payload: Record<string, unknown>,
+): Queued {
+  return enqueueMessage(
+    tx,
+    db,
+    { tenant, worker },
+    buildEvent({ type, source: 'server', job, worker, payload }),
+  );
+}
+
+async function deliverAll(deps: AppDeps, outbox: Queued[]): Promise<void> {
+  await Promise.all(outbox.map((o) => deliver(deps, o.id, o.entry)));
+}
