@@ -9,8 +9,8 @@ import type { AppDeps } from '../app/deps.ts';
 import { BEARER, body, errors, json } from '../app/openapi-common.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
-import { deliver, enqueueMessage } from '../messaging/outbox.ts';
 import { buildEvent, eventsCollection } from '../events/event-log.ts';
+import { deliver, enqueueMessage } from '../messaging/outbox.ts';
 
 const Message = z
   .strictObject({

@@ -12,8 +12,8 @@ import type { AppEnv } from '../app/env.ts';
 import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
-import { deliver, enqueueMessage } from '../messaging/outbox.ts';
 import { appendEventIn, buildEvent } from '../events/event-log.ts';
+import { deliver, enqueueMessage } from '../messaging/outbox.ts';
 
 export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
 const NameParam = z.object({

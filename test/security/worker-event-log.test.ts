@@ -8,8 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventsCollection } from '../../functions/events/event-log.ts';
-import { TELEMETRY_BURST } from '../../functions/worker-api/telemetry-quota.ts';
 import { PERIODIC_TASKS } from '../../functions/scheduled/tasks.ts';
+import { TELEMETRY_BURST } from '../../functions/worker-api/telemetry-quota.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin, tokenFor } from '../helpers/auth.ts';
 import { json, jsonInit } from '../helpers/http.ts';
