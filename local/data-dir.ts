@@ -10,6 +10,7 @@
 import { existsSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { rootCollection } from '../functions/adapters/firestore-paths.ts';
 import type { AppDeps } from '../functions/app/deps.ts';
 import { newSigningKey, writeKeyFile } from '../functions/auth/signing-keys.ts';
 
@@ -45,7 +46,7 @@ export async function localSigningKeyFile(dataDir: string): Promise<string> {
  */
 export async function dropFirestoreSigningKeys(deps: AppDeps): Promise<boolean> {
   const db = await deps.clients.firestore();
-  const ref = db.collection('system').doc('signing-keys');
+  const ref = rootCollection(db, 'system').doc('signing-keys');
   if (!(await ref.get()).exists) return false;
   await ref.delete();
   return true;

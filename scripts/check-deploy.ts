@@ -27,6 +27,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse as parseHcl } from '@cdktf/hcl2json';
 import ts from 'typescript';
 import { cloudClients } from '../functions/adapters/clients.ts';
+import { ALL_COLLECTIONS } from '../functions/adapters/firestore-paths.ts';
 import { loadConfig } from '../functions/app/config.ts';
 import type { FamilyFactory } from '../functions/app/create-app.ts';
 import { createLogger } from '../functions/app/logger.ts';
@@ -221,6 +222,9 @@ function literal(node: ts.Node | undefined): string | undefined {
   return undefined;
 }
 
+/** The builders of functions/adapters/firestore-paths.ts: their last argument names the collection. */
+const PATH_BUILDERS = new Set(['rootCollection', 'tenantCollection', 'jobCollection', 'collectionGroup']);
+
 /** The collection id a `.collection(...)` argument names: its last path segment, when that is literal. */
 function collectionId(node: ts.Node | undefined): string | undefined {
   if (!node) return undefined;
@@ -276,8 +280,11 @@ function collectionOf(
         : ts.isIdentifier(callee)
           ? callee.text
           : '';
-      if (name === 'collection' || name === 'collectionGroup') {
+      if (ts.isPropertyAccessExpression(callee) && (name === 'collection' || name === 'collectionGroup')) {
         const id = collectionId(node.arguments[0]);
+        if (id) found = { collection: id, collectionGroup: name === 'collectionGroup' };
+      } else if (ts.isIdentifier(callee) && PATH_BUILDERS.has(name)) {
+        const id = collectionId(node.arguments.at(-1));
         if (id) found = { collection: id, collectionGroup: name === 'collectionGroup' };
       } else if (helpers.has(name)) {
         found = { collection: helpers.get(name)!, collectionGroup: false };
@@ -306,10 +313,20 @@ function findHelpers(file: string, source: string, helpers: Map<string, string>)
     }
     if (name && body) {
       const returned = ts.isBlock(body) ? body.statements.find(ts.isReturnStatement)?.expression : body;
-      if (returned && ts.isCallExpression(returned) && ts.isPropertyAccessExpression(returned.expression)) {
-        const method = returned.expression.name.text;
-        const id = collectionId(returned.arguments[0]);
-        if (method === 'collection' && id) helpers.set(name, id);
+      if (returned && ts.isCallExpression(returned)) {
+        const callee = returned.expression;
+        const method = ts.isPropertyAccessExpression(callee)
+          ? callee.name.text
+          : ts.isIdentifier(callee)
+            ? callee.text
+            : '';
+        const id =
+          method === 'collection' && ts.isPropertyAccessExpression(callee)
+            ? collectionId(returned.arguments[0])
+            : ts.isIdentifier(callee) && PATH_BUILDERS.has(method) && method !== 'collectionGroup'
+              ? collectionId(returned.arguments.at(-1))
+              : undefined;
+        if (id) helpers.set(name, id);
       }
     }
     ts.forEachChild(node, visit);
@@ -403,6 +420,41 @@ export function checkIndexes(tf: Terraform): CheckResult {
       `eq[${q.equality.join(',')}] sort[${q.sort.join(',')}]`,
   );
   return result('every Firestore query has its index', missingIndexes(queries, tf), notes);
+}
+
+/**
+ * Every collection terraform configures (indexes, collection-group fields, TTL policies)
+ * and every collection a query in the code reads is one that functions/adapters/firestore-paths.ts
+ * declares: a renamed collection cannot leave an index or a TTL policy behind on the old name.
+ */
+export function checkCollections(tf: Terraform, queries = codeQueries()): CheckResult {
+  const declared = new Set<string>(ALL_COLLECTIONS);
+  const named: [string, string][] = [
+    ...terraformIndexes(tf).map((i) => [i.collection, 'a composite index'] as [string, string]),
+    ...Object.values<{ collection: string }>(tf.locals.collection_group_fields ?? {}).map(
+      (g) => [g.collection, 'local.collection_group_fields'] as [string, string],
+    ),
+    ...Object.values<Json[]>(tf.resource.google_firestore_field ?? {}).map(
+      (f) => [String(f[0]!.collection), 'a google_firestore_field'] as [string, string],
+    ),
+  ];
+  const problems = [
+    ...named
+      .filter(([collection]) => !declared.has(collection) && !collection.startsWith('${'))
+      .map(
+        ([collection, what]) =>
+          `terraform/firestore.tf: ${what} on "${collection}", which firestore-paths.ts does not declare`,
+      ),
+    ...queries
+      .filter((q) => q.collection !== undefined && !declared.has(q.collection))
+      .map(
+        (q) => `${q.file}:${q.line}: a query on "${q.collection}", which firestore-paths.ts does not declare`,
+      ),
+  ];
+  return result(
+    `every collection is declared in functions/adapters/firestore-paths.ts (${declared.size})`,
+    problems,
+  );
 }
 
 /** Collections whose documents the code gives an `expires_at` for Firestore to delete them by. */
@@ -700,6 +752,7 @@ export async function runDeployChecks(options: { terraformCli?: boolean } = {}):
     await checkFamilies(entries),
     await checkRoutes(entries, tf),
     checkIndexes(tf),
+    checkCollections(tf),
     checkTtl(tf),
     checkProxyHops(tf),
     checkRoles(tf),

@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import type { Firestore } from '@google-cloud/firestore';
 import type { Context } from 'hono';
 import { ApiError } from '../../shared/errors.ts';
+import { rootCollection } from '../adapters/firestore-paths.ts';
 
 export const MAX_FAILURES_PER_MINUTE = 10;
 const WINDOW_MS = 60_000;
@@ -57,7 +58,7 @@ export class FailureLimiter {
 
   private failures(scope: string) {
     const id = createHash('sha256').update(scope).digest('hex').slice(0, 32);
-    return this.db.collection('rate-limits').doc(id).collection('rate-limit-failures');
+    return rootCollection(this.db, 'rate-limits').doc(id).collection('rate-limit-failures');
   }
 }
 

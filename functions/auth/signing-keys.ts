@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { chmod, open, readFile, rename } from 'node:fs/promises';
 import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import { rootCollection } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
 
 export const ALGORITHM = 'ES256';
@@ -106,7 +107,7 @@ export async function rotateSigningKey(deps: AppDeps): Promise<string> {
   }
   const db = await deps.clients.firestore();
   await db.runTransaction(async (tx) => {
-    const ref = db.collection('system').doc('signing-keys');
+    const ref = rootCollection(db, 'system').doc('signing-keys');
     const previous = ((await tx.get(ref)).get('keys') as StoredKey[] | undefined) ?? [];
     tx.set(ref, { keys: [fresh, ...previous].slice(0, 5) });
   });
@@ -140,7 +141,7 @@ export async function writeKeyFile(file: string, keys: StoredKey[]): Promise<voi
 
 async function firestoreKeys(deps: AppDeps): Promise<StoredKey[]> {
   const db = await deps.clients.firestore();
-  const ref = db.collection('system').doc('signing-keys');
+  const ref = rootCollection(db, 'system').doc('signing-keys');
   return await db.runTransaction(async (tx) => {
     const snap = await tx.get(ref);
     const keys = snap.get('keys') as StoredKey[] | undefined;

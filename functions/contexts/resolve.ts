@@ -5,6 +5,7 @@
  */
 import type { ContextMap } from '../../shared/context/map.ts';
 import { type ResolvedContext, resolveContext } from '../../shared/context/resolve.ts';
+import { tenantCollection } from '../adapters/firestore-paths.ts';
 import type { ContextStore } from './store.ts';
 
 export async function resolveContextFor(
@@ -26,7 +27,7 @@ async function storedDefinitionDefaults(
   tenant: string,
   job: string,
 ): Promise<ContextMap> {
-  const snap = await store.db.collection('tenants').doc(tenant).collection('jobs').doc(job).get();
+  const snap = await tenantCollection(store.db, tenant, 'jobs').doc(job).get();
   const json = snap.get('definition_json') as string | undefined;
   return json ? ((JSON.parse(json) as { context?: ContextMap }).context ?? {}) : {};
 }

@@ -11,6 +11,7 @@ import type { Firestore, Transaction } from '@google-cloud/firestore';
 import type { ContextMap } from '../../shared/context/map.ts';
 import { assertMapSize } from '../../shared/context/map.ts';
 import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
+import { tenantCollection } from '../adapters/firestore-paths.ts';
 import { appendEventIn, buildEvent } from '../events/event-log.ts';
 import { enqueueMessage, type OutboxEntry } from '../messaging/outbox.ts';
 
@@ -41,7 +42,7 @@ export class ContextStore {
   constructor(readonly db: Firestore) {}
 
   private ref(tenant: string, scope: ContextScope) {
-    return this.db.collection('tenants').doc(tenant).collection('contexts').doc(scopeDocId(scope));
+    return tenantCollection(this.db, tenant, 'contexts').doc(scopeDocId(scope));
   }
 
   async read(tenant: string, scope: ContextScope, tx?: Transaction): Promise<ContextMap> {

@@ -16,6 +16,7 @@ import {
   kindOf,
   type SluiceEvent,
 } from '../../shared/events/vocabulary.ts';
+import { tenantCollection } from '../adapters/firestore-paths.ts';
 
 export interface NewEvent {
   type: EventType;
@@ -54,7 +55,7 @@ function nextEventId(now: Date): string {
 }
 
 export function eventsCollection(db: Firestore, tenant: string) {
-  return db.collection('tenants').doc(tenant).collection('events');
+  return tenantCollection(db, tenant, 'events');
 }
 
 /** How long the log keeps an event. */

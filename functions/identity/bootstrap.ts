@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { BOOTSTRAP_ADMIN, DEFAULT_TENANT } from '../../shared/auth/names.ts';
+import { rootCollection } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../auth/passwords.ts';
 import { authServices } from '../auth/services.ts';
@@ -30,7 +31,7 @@ export async function bootstrapAdmin(
     created_at: new Date().toISOString(),
   };
   const created = await store.db.runTransaction(async (tx) => {
-    if (!(await tx.get(store.db.collection('users').limit(1))).empty) return false;
+    if (!(await tx.get(rootCollection(store.db, 'users').limit(1))).empty) return false;
     tx.set(
       store.tenant(DEFAULT_TENANT),
       { name: DEFAULT_TENANT, created_at: record.created_at },

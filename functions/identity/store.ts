@@ -7,6 +7,7 @@
 import type { DocumentReference, Firestore, Transaction } from '@google-cloud/firestore';
 import type { KeyKind } from '../../shared/auth/keys.ts';
 import type { Role } from '../../shared/auth/principal.ts';
+import { rootCollection, tenantCollection, tenantDoc } from '../adapters/firestore-paths.ts';
 
 export interface UserRecord {
   username: string;
@@ -59,16 +60,16 @@ export interface KeyIndexEntry {
 export class IdentityStore {
   constructor(readonly db: Firestore) {}
 
-  tenant = (name: string) => this.db.collection('tenants').doc(name);
-  user = (username: string) => this.db.collection('users').doc(username);
-  apiKey = (tenant: string, id: string) => this.tenant(tenant).collection('api-keys').doc(id);
-  worker = (tenant: string, id: string) => this.tenant(tenant).collection('workers').doc(id);
+  tenant = (name: string) => tenantDoc(this.db, name);
+  user = (username: string) => rootCollection(this.db, 'users').doc(username);
+  apiKey = (tenant: string, id: string) => tenantCollection(this.db, tenant, 'api-keys').doc(id);
+  worker = (tenant: string, id: string) => tenantCollection(this.db, tenant, 'workers').doc(id);
   enrollmentSecret = (tenant: string, id: string) =>
-    this.tenant(tenant).collection('enrollment-secrets').doc(id);
-  keyIndex = (hash: string) => this.db.collection('key-index').doc(hash);
+    tenantCollection(this.db, tenant, 'enrollment-secrets').doc(id);
+  keyIndex = (hash: string) => rootCollection(this.db, 'key-index').doc(hash);
   /** Browser sessions (`sessions/{id}`: username, tenant, expires_at). */
-  session = (id: string) => this.db.collection('sessions').doc(id);
-  sessionsOf = (username: string) => this.db.collection('sessions').where('username', '==', username);
+  session = (id: string) => rootCollection(this.db, 'sessions').doc(id);
+  sessionsOf = (username: string) => rootCollection(this.db, 'sessions').where('username', '==', username);
 
   async getUser(username: string): Promise<UserRecord | undefined> {
     return (await this.user(username).get()).data() as UserRecord | undefined;
@@ -83,17 +84,17 @@ export class IdentityStore {
   }
 
   async list<T>(tenant: string, collection: 'api-keys' | 'workers' | 'enrollment-secrets'): Promise<T[]> {
-    const snap = await this.tenant(tenant).collection(collection).orderBy('created_at').get();
+    const snap = await tenantCollection(this.db, tenant, collection).orderBy('created_at').get();
     return snap.docs.map((d) => d.data() as T);
   }
 
   async usersOf(tenant: string): Promise<UserRecord[]> {
-    const snap = await this.db.collection('users').orderBy(`memberships.${tenant}`).get();
+    const snap = await rootCollection(this.db, 'users').orderBy(`memberships.${tenant}`).get();
     return snap.docs.map((d) => d.data() as UserRecord).sort((a, b) => a.username.localeCompare(b.username));
   }
 
   async anyUser(): Promise<boolean> {
-    return !(await this.db.collection('users').limit(1).get()).empty;
+    return !(await rootCollection(this.db, 'users').limit(1).get()).empty;
   }
 
   /** Deletes a keyed record and its index entry in one transaction. */

@@ -7,6 +7,7 @@
 import type { Firestore } from '@google-cloud/firestore';
 import type { ContextMap } from '../../shared/context/map.ts';
 import { referencedSecrets } from '../../shared/job/secret-access.ts';
+import { tenantCollection } from '../adapters/firestore-paths.ts';
 import type { RenderInput } from './render-for-worker.ts';
 
 /**
@@ -53,7 +54,7 @@ export interface JobRecord {
 }
 
 export function jobsCollection(db: Firestore, tenant: string) {
-  return db.collection('tenants').doc(tenant).collection('jobs');
+  return tenantCollection(db, tenant, 'jobs');
 }
 
 export function definitionOf(record: Pick<JobRecord, 'definition_json'>): Record<string, unknown> {

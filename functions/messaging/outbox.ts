@@ -7,6 +7,7 @@
  */
 import type { Firestore, Transaction } from '@google-cloud/firestore';
 import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
+import { collectionGroup, tenantCollection } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { type Audience, publishToWorkers } from './worker-channel.ts';
 
@@ -39,7 +40,7 @@ export function enqueueMessage(
 }
 
 export function outboxCollection(db: Firestore, tenant: string) {
-  return db.collection('tenants').doc(tenant).collection('outbox');
+  return tenantCollection(db, tenant, 'outbox');
 }
 
 /** Publishes one entry and removes it; on failure the entry stays for `drainOutbox`. */
@@ -64,8 +65,7 @@ export async function deliver(deps: AppDeps, id: string, entry: OutboxEntry): Pr
 export async function drainOutbox(deps: AppDeps): Promise<number> {
   const db = await deps.clients.firestore();
   const cutoff = new Date(Date.now() - DRAIN_AFTER_MS).toISOString();
-  const snap = await db
-    .collectionGroup('outbox')
+  const snap = await collectionGroup(db, 'outbox')
     .where('created_at', '<', cutoff)
     .orderBy('created_at')
     .limit(500)

@@ -17,6 +17,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import { parseDuration } from '../../shared/duration.ts';
 import type { EventType } from '../../shared/events/vocabulary.ts';
 import { cloudWorkerProblems } from '../../shared/job/cloud-worker-rules.ts';
+import { collectionGroup } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { ContextStore } from '../contexts/store.ts';
 import { appendEvent } from '../events/event-log.ts';
@@ -54,8 +55,7 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
     {
       db,
       async jobs() {
-        const snap = await db
-          .collectionGroup('jobs')
+        const snap = await collectionGroup(db, 'jobs')
           .where(`deployments.${CLOUD_WORKER}.version`, '>=', 0)
           .get();
         const rendered = await Promise.all(

@@ -8,10 +8,6 @@
  */
 import type { Firestore } from '@google-cloud/firestore';
 
-export function leasePath(tenant: string, job: string): string {
-  return `tenants/${tenant}/jobs/${job}/leases/scheduled`;
-}
-
 export async function acquireLease(
   db: Firestore,
   path: string,

@@ -30,6 +30,7 @@ import { parseDuration } from '../../shared/duration.ts';
 import type { JobDefinition } from '../../shared/job/index.ts';
 import { triggerOf } from '../../shared/job/schema.ts';
 import { afterTickRun, dueOnTick, type TickState } from '../../shared/job/tick-schedule.ts';
+import { jobCollection, leasePath } from '../adapters/firestore-paths.ts';
 import { withActions } from '../runner/actions/with-actions.ts';
 import { type BuiltOutput, inputFor, outputFor } from '../runner/components.ts';
 import type { EgressPolicy } from '../runner/egress/policy.ts';
@@ -46,7 +47,7 @@ import {
   type RunWindow,
   wasReported,
 } from '../runner/types.ts';
-import { acquireLease, leasePath, releaseLease } from './lease.ts';
+import { acquireLease, releaseLease } from './lease.ts';
 
 export interface ScheduledJob {
   tenant: string;
@@ -164,7 +165,7 @@ async function runOne(
     report({ type: 'job-errors', payload: { reason: 'not runnable on the cloud worker', job: job?.name } });
     return { ...base, outcome: 'skipped' };
   }
-  const stateDoc = deps.db.doc(`tenants/${job.tenant}/jobs/${job.name}/scheduled/state`);
+  const stateDoc = jobCollection(deps.db, job.tenant, job.name, 'scheduled').doc('state');
   const path = leasePath(job.tenant, job.name);
   if (!(await acquireLease(deps.db, path, { owner, untilMs: stopAt + 10_000, nowMs: now() }))) {
     return { ...base, outcome: 'leased-elsewhere' };

@@ -7,13 +7,14 @@
  * a backlog goes over several ticks.
  */
 import type { Firestore } from '@google-cloud/firestore';
+import { type CollectionId, collectionGroup } from '../adapters/firestore-paths.ts';
 
 export const EXPIRING_COLLECTIONS = [
   { collection: 'fingerprints', field: 'expires_at' },
   { collection: 'rate-limit-failures', field: 'expires_at' },
   { collection: 'events', field: 'expires_at' },
   { collection: 'stream-tickets', field: 'expires_at' },
-] as const;
+] as const satisfies readonly { collection: CollectionId; field: string }[];
 
 /** Deletes at most `limit` expired documents across every expiring collection; returns how many. */
 export async function sweepExpired(db: Firestore, limit = 500, now = new Date()): Promise<number> {
@@ -21,7 +22,7 @@ export async function sweepExpired(db: Firestore, limit = 500, now = new Date())
   for (const { collection, field } of EXPIRING_COLLECTIONS) {
     if (left <= 0) break;
     // A collection group: fingerprints and events live under each tenant (and job).
-    const snap = await db.collectionGroup(collection).where(field, '<=', now).limit(left).get();
+    const snap = await collectionGroup(db, collection).where(field, '<=', now).limit(left).get();
     if (snap.empty) continue;
     const batch = db.batch();
     for (const doc of snap.docs) batch.delete(doc.ref);

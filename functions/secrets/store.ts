@@ -1,6 +1,7 @@
 /** Encrypted secrets in Firestore: `tenants/{tenant}/secrets/{scope}~{name}`. */
 import type { Firestore, Transaction } from '@google-cloud/firestore';
 import { ApiError } from '../../shared/errors.ts';
+import { tenantCollection } from '../adapters/firestore-paths.ts';
 import { open, type SealedValue, seal } from './crypto.ts';
 
 interface StoredSecret extends SealedValue {
@@ -16,7 +17,7 @@ export class SecretStore {
   ) {}
 
   private collection(tenant: string) {
-    return this.db.collection('tenants').doc(tenant).collection('secrets');
+    return tenantCollection(this.db, tenant, 'secrets');
   }
 
   private key(): string {

@@ -2,6 +2,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { TenantName } from '../../shared/auth/name-schemas.ts';
 import { ApiError } from '../../shared/errors.ts';
+import { rootCollection } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { BEARER, body, errors, json } from '../app/openapi-common.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
@@ -58,7 +59,7 @@ export function tenantsFamily(deps: AppDeps): RouteFamily {
       const principal = c.get('principal');
       const store = await auth.store();
       if (principal.systemAdmin) {
-        const snap = await store.db.collection('tenants').get();
+        const snap = await rootCollection(store.db, 'tenants').get();
         return c.json(
           snap.docs.map((d) => d.data() as z.infer<typeof Tenant>),
           200,

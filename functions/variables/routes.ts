@@ -7,6 +7,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { isPrototypeName, PROTOTYPE_NAME_MESSAGE } from '../../shared/auth/names.ts';
 import { ApiError } from '../../shared/errors.ts';
+import { tenantCollection } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
 import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
@@ -27,7 +28,7 @@ const Variable = z
   .openapi('Variable');
 
 export function variablesCollection(db: FirebaseFirestore.Firestore, tenant: string) {
-  return db.collection('tenants').doc(tenant).collection('variables');
+  return tenantCollection(db, tenant, 'variables');
 }
 
 export function variablesFamily(deps: AppDeps): RouteFamily {

@@ -7,6 +7,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
 import { JOB_NAME } from '../../shared/job/schema.ts';
+import { tenantCollection } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
 import { BEARER, body, errors, noContent } from '../app/openapi-common.ts';
@@ -47,7 +48,7 @@ export function registerHeartbeat(routes: OpenAPIHono<AppEnv>, deps: AppDeps): v
       const db = await deps.clients.firestore();
       const now = new Date().toISOString();
       await db.runTransaction(async (tx) => {
-        const workerRef = db.collection('tenants').doc(tenant).collection('workers').doc(worker);
+        const workerRef = tenantCollection(db, tenant, 'workers').doc(worker);
         const workerSnap = await tx.get(workerRef);
         // Reads before writes, as a transaction requires.
         const writeStates = await readDeploymentStates(

@@ -10,6 +10,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Firestore } from '@google-cloud/firestore';
 import type { Principal } from '../../shared/auth/principal.ts';
+import { rootCollection } from '../adapters/firestore-paths.ts';
 import type { TokenClaims } from '../auth/services.ts';
 
 export const TICKET_TTL_MS = 30_000;
@@ -31,7 +32,7 @@ interface TicketRecord {
 }
 
 const ticketRef = (db: Firestore, ticket: string) =>
-  db.collection('stream-tickets').doc(createHash('sha256').update(ticket).digest('hex'));
+  rootCollection(db, 'stream-tickets').doc(createHash('sha256').update(ticket).digest('hex'));
 
 export async function issueStreamTicket(
   db: Firestore,

@@ -8,13 +8,14 @@
 import type { DocumentReference, Firestore, Transaction } from '@google-cloud/firestore';
 import { ApiError } from '../../shared/errors.ts';
 import { type BucketLevel, spendTokens } from '../../shared/token-bucket.ts';
+import { tenantCollection } from '../adapters/firestore-paths.ts';
 
 /** Two full requests of 500 events at once; the worker runtime flushes 500 a heartbeat. */
 export const TELEMETRY_BURST = 1_000;
 export const TELEMETRY_PER_SECOND = 20;
 
 export function telemetryQuotaRef(db: Firestore, tenant: string, worker: string): DocumentReference {
-  return db.collection('tenants').doc(tenant).collection('telemetry-quotas').doc(worker);
+  return tenantCollection(db, tenant, 'telemetry-quotas').doc(worker);
 }
 
 /** Reads the worker's bucket; call with the transaction's other reads, before any write. */

@@ -3,13 +3,14 @@
  * event; a heartbeat marks them online again. Runs with the scheduled tasks.
  */
 import { parseDuration } from '../../shared/duration.ts';
+import { collectionGroup } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { appendEventIn } from '../events/event-log.ts';
 
 export async function sweepOfflineWorkers(deps: AppDeps): Promise<string[]> {
   const db = await deps.clients.firestore();
   const cutoff = Date.now() - 3 * parseDuration(deps.config.heartbeatInterval);
-  const snap = await db.collectionGroup('workers').where('online', '==', true).get();
+  const snap = await collectionGroup(db, 'workers').where('online', '==', true).get();
   const stale = snap.docs.filter(
     (d) => Date.parse((d.get('last_seen') as string | undefined) ?? '') < cutoff,
   );

@@ -10,6 +10,7 @@ import type { Transaction } from '@google-cloud/firestore';
 import { hashKey, kindOfKey, newKey, sameHash } from '../../shared/auth/keys.ts';
 import { parseDuration } from '../../shared/duration.ts';
 import { ApiError } from '../../shared/errors.ts';
+import { tenantCollection } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { FailureLimiter } from '../auth/rate-limit.ts';
 import { authServices } from '../auth/services.ts';
@@ -236,7 +237,7 @@ export async function unknownWorkers(
 ): Promise<string[]> {
   const candidates = workers.filter((w) => !isBuiltInWorker(w));
   if (!candidates.length) return [];
-  const refs = candidates.map((w) => db.collection('tenants').doc(tenant).collection('workers').doc(w));
+  const refs = candidates.map((w) => tenantCollection(db, tenant, 'workers').doc(w));
   const snaps = tx ? await tx.getAll(...refs) : await db.getAll(...refs);
   return candidates.filter((_, i) => !snaps[i]!.exists);
 }

@@ -5,6 +5,7 @@
 import { parse as parseHcl } from '@cdktf/hcl2json';
 import { describe, expect, it } from 'vitest';
 import {
+  checkCollections,
   checkFirebase,
   checkRoles,
   checkTtl,
@@ -56,6 +57,31 @@ describe('check:deploy', () => {
     const source = `function f(db) { return db.collectionGroup('jobs').where('state', '==', 'running').get(); }`;
     expect(missingIndexes(findQueries('x.ts', source, new Map()), tf)).toEqual([
       expect.stringContaining('collection-group query on "state"'),
+    ]);
+  });
+
+  it('finds the collection of a query built through firestore-paths.ts, also for collection groups', () => {
+    const source = `
+      function jobs(db, tenant) { return tenantCollection(db, tenant, 'jobs'); }
+      function byName(db, t) { return jobs(db, t).orderBy('name').get(); }
+      function stale(db) { return collectionGroup(db, 'outbox').where('created_at', '<', 1).get(); }`;
+    const helpers = new Map<string, string>([['jobs', 'jobs']]);
+    expect(findQueries('x.ts', source, helpers)).toEqual([
+      expect.objectContaining({ collection: 'jobs', collectionGroup: false, sort: ['name'] }),
+      expect.objectContaining({ collection: 'outbox', collectionGroup: true, sort: ['created_at'] }),
+    ]);
+  });
+
+  it('refuses terraform settings and queries on collections firestore-paths.ts does not declare', async () => {
+    const tf = await loadTerraform();
+    (tf.locals.collection_group_fields as Record<string, unknown>).renamed = {
+      collection: 'job',
+      field: 'x',
+    };
+    const source = `function f(db) { return db.collection('evnets').orderBy('id').get(); }`;
+    expect(checkCollections(tf, findQueries('x.ts', source, new Map())).problems).toEqual([
+      'terraform/firestore.tf: local.collection_group_fields on "job", which firestore-paths.ts does not declare',
+      'x.ts:1: a query on "evnets", which firestore-paths.ts does not declare',
     ]);
   });
 

@@ -16,6 +16,7 @@
  */
 import * as crypto from 'node:crypto';
 import type { DocumentSnapshot, Firestore } from '@google-cloud/firestore';
+import { jobCollection } from '../../adapters/firestore-paths.ts';
 import type { FingerprintStore, WatermarkStore } from '../types.ts';
 
 const { createHash } = crypto;
@@ -47,7 +48,7 @@ export function fingerprintDocId(key: string): string {
 
 export function firestoreFingerprints(db: Firestore, scope: StoreScope): FingerprintStore {
   const now = scope.now ?? Date.now;
-  const collection = (job: string) => db.collection(`tenants/${scope.tenant}/jobs/${job}/fingerprints`);
+  const collection = (job: string) => jobCollection(db, scope.tenant, job, 'fingerprints');
   return {
     async seen(job, keys) {
       const seen = new Set<string>();
@@ -102,7 +103,7 @@ export function firestoreFingerprints(db: Firestore, scope: StoreScope): Fingerp
 
 export function firestoreWatermarks(db: Firestore, scope: Pick<StoreScope, 'tenant'>): WatermarkStore {
   const doc = (job: string, name: string) =>
-    db.doc(`tenants/${scope.tenant}/jobs/${job}/watermarks/${encodeURIComponent(name)}`);
+    jobCollection(db, scope.tenant, job, 'watermarks').doc(encodeURIComponent(name));
   return {
     async get(job, name) {
       const snapshot = await doc(job, name).get();
