@@ -105,3 +105,8 @@ async function tokenFor(
     );
   return globals.token ?? (await readLogin(globals.server, env))?.token;
 }
+
+/** A command's action: it receives the resolved globals and io, then the command's arguments. */
+export type Action = (ctx: CommandContext, ...args: unknown[]) => Promise<void>;
+/** Wraps an action so that it receives the resolved globals and io. */
+export type Wrap = (action: Action) => (...args: unknown[]) => Promise<void>;

@@ -9,12 +9,8 @@
 import { Command, CommanderError } from 'commander';
 import { COMMAND_GROUPS } from './commands/index.ts';
 import { type CliError, EXIT } from './exit-codes.ts';
-import { addGlobalOptions, type CommandContext, commandContext } from './globals.ts';
+import { addGlobalOptions, commandContext, type Wrap } from './globals.ts';
 import type { CliIo } from './output.ts';
-
-export type Action = (ctx: CommandContext, ...args: unknown[]) => Promise<void>;
-/** Wraps an action so that it receives the resolved globals and io. */
-export type Wrap = (action: Action) => (...args: unknown[]) => Promise<void>;
 
 export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv = process.env): Command {
   const program = addGlobalOptions(new Command('sluice'))

@@ -3,7 +3,7 @@
  * A group is a function that adds its commands to the program.
  */
 import type { Command } from 'commander';
-import type { Wrap } from '../main.ts';
+import type { Wrap } from '../globals.ts';
 import { authCommands } from './auth.ts';
 import { contextCommands } from './context.ts';
 import { eventsCommands } from './events.ts';

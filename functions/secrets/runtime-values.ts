@@ -14,7 +14,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import { findRuntimeRefs, resolveRuntimeRefs } from '../../shared/runtime-refs.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { type Redactor, secretRedactor } from '../runner/redact.ts';
-import { variablesCollection } from '../variables/routes.ts';
+import { variablesCollection } from '../variables/store.ts';
 import { SecretStore } from './store.ts';
 
 export type RuntimeResolution<T> =

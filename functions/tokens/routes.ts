@@ -7,18 +7,15 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { hashKey, kindOfKey, sameHash } from '../../shared/auth/keys.ts';
 import { TenantName } from '../../shared/auth/name-schemas.ts';
-import { canonicalUsername, DEFAULT_TENANT } from '../../shared/auth/names.ts';
-import type { Role } from '../../shared/auth/principal.ts';
 import { resolveTtl } from '../../shared/auth/ttl.ts';
 import { ApiError } from '../../shared/errors.ts';
-import { hasOwn, own } from '../../shared/own.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { body, errors, json } from '../app/openapi-common.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
-import { dummyPasswordHash, verifyPassword } from '../auth/passwords.ts';
+import { userClaims } from '../auth/login.ts';
 import { clientAddress, FailureLimiter } from '../auth/rate-limit.ts';
 import { authServices, type TokenClaims } from '../auth/services.ts';
-import { userCredentialRef, workerCredentialRef } from '../identity/credential-refs.ts';
+import { workerCredentialRef } from '../identity/credential-refs.ts';
 import type { ApiKeyRecord, WorkerRecord } from '../identity/store.ts';
 
 export const TokenResponse = z
@@ -109,52 +106,6 @@ export function tokensFamily(deps: AppDeps): RouteFamily {
   }
 
   return { name: 'tokens', routes };
-}
-
-/**
- * The failed-login scopes of a password check: the user and the client address. Logins
- * and own-password changes share them, so guessing through either counts against both.
- */
-export function loginScopes(c: Context, deps: AppDeps, username: string): string[] {
-  return [`user:${username}`, `ip:${clientAddress(c, deps.config.trustedProxyHops)}`];
-}
-
-/** Checks a username and password and decides the tenant and role the token acts with. */
-export async function userClaims(
-  c: Context,
-  deps: AppDeps,
-  rawUsername: string,
-  password: string,
-  requestedTenant: string | undefined,
-  limiter: FailureLimiter,
-): Promise<TokenClaims> {
-  const username = canonicalUsername(rawUsername) ?? rawUsername.normalize('NFKC');
-  const scopes = loginScopes(c, deps, username);
-  await limiter.assertAllowed(scopes);
-  const store = await authServices(deps).store();
-  const user = canonicalUsername(rawUsername) ? await store.getUser(username) : undefined;
-  const ok = await verifyPassword(password, user?.password_hash ?? (await dummyPasswordHash()));
-  if (!user || !ok) {
-    await limiter.recordFailure(scopes);
-    throw ApiError.unauthenticated('invalid username or password');
-  }
-  const tenant =
-    requestedTenant ??
-    (hasOwn(user.memberships, DEFAULT_TENANT) || user.system_admin
-      ? DEFAULT_TENANT
-      : Object.keys(user.memberships)[0]);
-  if (!tenant) throw ApiError.forbidden('this user is not a member of any tenant');
-  let role: Role | undefined = own(user.memberships, tenant);
-  if (!role && user.system_admin && (await store.tenantExists(tenant))) role = 'admin';
-  if (!role) throw ApiError.forbidden(`user ${username} is not a member of tenant ${tenant}`);
-  return {
-    sub: username,
-    kind: 'user',
-    tenant,
-    roles: [role],
-    cred: userCredentialRef(user),
-    ...(user.system_admin ? { sys: true } : {}),
-  };
 }
 
 async function keyClaims(

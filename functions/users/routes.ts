@@ -20,13 +20,13 @@ import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
 import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
+import { loginScopes } from '../auth/login.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from '../auth/passwords.ts';
 import { FailureLimiter } from '../auth/rate-limit.ts';
 import { authServices } from '../auth/services.ts';
 import { newGeneration } from '../identity/credential-refs.ts';
 import type { IdentityStore, UserRecord } from '../identity/store.ts';
-import { loginScopes } from '../tokens/routes.ts';
 
 const Password = z
   .string()

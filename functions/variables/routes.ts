@@ -7,7 +7,6 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { isPrototypeName, PROTOTYPE_NAME_MESSAGE } from '../../shared/auth/names.ts';
 import { ApiError } from '../../shared/errors.ts';
-import { tenantCollection } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
 import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
@@ -15,6 +14,7 @@ import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
 import { appendEventIn, buildEvent } from '../events/event-log.ts';
 import { deliver, enqueueMessage } from '../messaging/outbox.ts';
+import { variablesCollection } from './store.ts';
 
 export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
 const NameParam = z.object({
@@ -26,10 +26,6 @@ const NameParam = z.object({
 const Variable = z
   .object({ name: z.string(), value: z.string(), updated_at: z.string() })
   .openapi('Variable');
-
-export function variablesCollection(db: FirebaseFirestore.Firestore, tenant: string) {
-  return tenantCollection(db, tenant, 'variables');
-}
 
 export function variablesFamily(deps: AppDeps): RouteFamily {
   const routes = createRouter();

@@ -7,7 +7,7 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
 import { BEARER, errors, json } from '../app/openapi-common.ts';
-import { variablesCollection } from '../variables/routes.ts';
+import { variablesCollection } from '../variables/store.ts';
 
 export function registerWorkerVariables(routes: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   routes.openapi(
