@@ -22,6 +22,7 @@ import { createApp } from '../functions/app/create-app.ts';
 import type { AppDeps } from '../functions/app/deps.ts';
 import { createLogger } from '../functions/app/logger.ts';
 import { ALL_FAMILIES } from '../functions/families.ts';
+import { startEventRelay } from '../functions/messaging/event-relay.ts';
 import { LOCAL_EGRESS_ALLOW, parseEgressAllow } from '../functions/runner/egress/policy.ts';
 import { webUi } from '../web/serve.ts';
 import { dropFirestoreSigningKeys, localSigningKeyFile, securePermissions } from './data-dir.ts';
@@ -105,6 +106,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const timers: NodeJS.Timeout[] = [];
   let server: ServerType | undefined;
   let stopLocalWorker: (() => Promise<void>) | undefined;
+  let stopEventRelay: (() => void) | undefined;
   const exports = debouncedExport(
     () => google.exportFirestore(projectId),
     EXPORT_AFTER_WRITE_MS,
@@ -112,6 +114,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   );
   const stopAll = async () => {
     for (const timer of timers) clearInterval(timer);
+    stopEventRelay?.();
     await stopLocalWorker?.();
     if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
     exports.stop();
@@ -168,6 +171,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
     for (const task of PERIODIC_TASKS)
       timers.push(everyTick(deps, task.name, task.everyMs, () => task.run(deps)));
+    // Eventarc's part in the cloud: every recorded event reaches the message triggers that match it.
+    stopEventRelay = startEventRelay(deps, {
+      onError: (err) => deps.logger.warn({ err }, 'relaying events to message triggers failed'),
+    });
     timers.push(
       everyTick(deps, 'firestore export', EXPORT_EVERY_MS, () => google.exportFirestore(projectId)),
     );

@@ -97,7 +97,7 @@ export function checkEntries(entries: Entry[], tf: Terraform): CheckResult {
       problems.push(`entry "${entry.name}" has no function in terraform/functions.tf (local.functions)`);
       continue;
     }
-    const kind = entry.kind === 'tasks' ? 'tasks' : 'http';
+    const kind = entry.kind === 'tasks' || entry.kind === 'relay' ? entry.kind : 'http';
     if (fn.kind !== kind)
       problems.push(`terraform function "${entry.name}" has kind "${fn.kind}", want "${kind}"`);
   }
@@ -547,8 +547,11 @@ export function checkRunnerSecrets(tf: Terraform): CheckResult {
       // A literal map comes out of hcl2json as an object, an expression as a string.
       const forEach =
         typeof dynamic.for_each === 'string' ? dynamic.for_each : JSON.stringify(dynamic.for_each);
-      if (/SIGNING/.test(forEach) && !/kind == "tasks" \? \{\}/.test(forEach))
-        problems.push('the signing keys reach the runner: their for_each must be {} for kind "tasks"');
+      // Only the API (kind "http") issues and verifies tokens: the runner and the relay get {}.
+      if (/SIGNING/.test(forEach) && !/kind != "http" \? \{\}/.test(forEach))
+        problems.push(
+          'the signing keys reach functions other than the API: their for_each must be {} unless kind == "http"',
+        );
     }
   }
   return result('the runner reads no signing key', problems);

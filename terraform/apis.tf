@@ -5,6 +5,7 @@ locals {
     "cloudfunctions.googleapis.com",
     "cloudscheduler.googleapis.com",
     "compute.googleapis.com",
+    "eventarc.googleapis.com",
     "firestore.googleapis.com",
     "iam.googleapis.com",
     "pubsub.googleapis.com",

@@ -91,6 +91,9 @@ locals {
     jobs_cloud_deployment = { collection = "jobs", field = "deployments.cloud.version" }
     # The offline sweep finds workers still marked online across tenants.
     workers_online = { collection = "workers", field = "online" }
+    # The event relay's listener (functions/messaging/event-relay.ts) reads new events of every
+    # tenant by id; in the cloud Eventarc calls the relay instead, and this index stays small.
+    events_id = { collection = "events", field = "id" }
   }
 }
 

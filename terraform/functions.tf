@@ -23,6 +23,8 @@ locals {
     messages           = { kind = "http", paths = ["/api/messages"] }
     worker-api         = { kind = "http", paths = ["/api/worker/*"] }
     scheduled          = { kind = "tasks", paths = [] }
+    # Eventarc calls it for every event recorded in Firestore: message triggers see it.
+    event-relay = { kind = "relay", paths = [] }
   }
 
   http_functions = { for name, fn in local.functions : name => fn if fn.kind == "http" }
@@ -93,14 +95,15 @@ resource "google_cloudfunctions2_function" "fn" {
     max_instance_request_concurrency = each.value.kind == "tasks" ? 1 : var.function_concurrency
     max_instance_count               = each.value.kind == "tasks" ? 1 : var.function_max_instances
     min_instance_count               = each.value.kind == "tasks" ? 0 : var.function_min_instances
-    # API functions are reached only through the load balancer; the runner only by Cloud Scheduler.
-    ingress_settings               = each.value.kind == "tasks" ? "ALLOW_INTERNAL_ONLY" : "ALLOW_INTERNAL_AND_GCLB"
+    # API functions are reached only through the load balancer; the runner only by Cloud
+    # Scheduler, the event relay only by Eventarc.
+    ingress_settings               = each.value.kind == "http" ? "ALLOW_INTERNAL_AND_GCLB" : "ALLOW_INTERNAL_ONLY"
     all_traffic_on_latest_revision = true
     environment_variables          = local.common_env
 
-    # The signing keys reach the API functions only: the runner issues and verifies no token.
+    # The signing keys reach the API functions only: the runner and the relay issue and verify no token.
     dynamic "secret_environment_variables" {
-      for_each = each.value.kind == "tasks" ? {} : {
+      for_each = each.value.kind != "http" ? {} : {
         SLUICE_SIGNING_KEY           = google_secret_manager_secret.signing_key.secret_id
         SLUICE_PREVIOUS_SIGNING_KEYS = google_secret_manager_secret.previous_signing_keys.secret_id
       }
@@ -116,6 +119,26 @@ resource "google_cloudfunctions2_function" "fn" {
       project_id = var.project_id
       secret     = google_secret_manager_secret.secrets_key.secret_id
       version    = "latest"
+    }
+  }
+
+  # The event relay runs for each document created under tenants/{tenant}/events/.
+  dynamic "event_trigger" {
+    for_each = each.value.kind == "relay" ? [1] : []
+    content {
+      trigger_region        = var.firestore_location
+      event_type            = "google.cloud.firestore.document.v1.created"
+      retry_policy          = "RETRY_POLICY_RETRY"
+      service_account_email = google_service_account.eventarc.email
+      event_filters {
+        attribute = "database"
+        value     = google_firestore_database.main.name
+      }
+      event_filters {
+        attribute = "document"
+        value     = "tenants/{tenant}/events/{event}"
+        operator  = "match-path-pattern"
+      }
     }
   }
 
@@ -143,4 +166,13 @@ resource "google_cloud_run_service_iam_member" "scheduler_invokes_runner" {
   service  = google_cloudfunctions2_function.fn["scheduled"].name
   role     = "roles/run.invoker"
   member   = "serviceAccount:${google_service_account.scheduler.email}"
+}
+
+# Eventarc delivers Firestore events to the relay with its own identity, which may invoke
+# that function and nothing else.
+resource "google_cloud_run_service_iam_member" "eventarc_invokes_relay" {
+  location = var.region
+  service  = google_cloudfunctions2_function.fn["event-relay"].name
+  role     = "roles/run.invoker"
+  member   = "serviceAccount:${google_service_account.eventarc.email}"
 }

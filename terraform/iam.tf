@@ -16,6 +16,11 @@ resource "google_service_account" "scheduler" {
   display_name = "Cloud Scheduler identity that invokes the runner"
 }
 
+resource "google_service_account" "eventarc" {
+  account_id   = "${var.name_prefix}-eventarc"
+  display_name = "Sluice event relay trigger (Eventarc)"
+}
+
 resource "google_service_account" "build" {
   account_id   = "${var.name_prefix}-build"
   display_name = "Builds the functions' containers"
@@ -41,6 +46,11 @@ locals {
         "roles/pubsub.subscriber",
         "roles/logging.logWriter",
       ]
+    }
+    # Receives Firestore events for the event relay; invoking it is granted on that function only.
+    eventarc = {
+      member = "serviceAccount:${google_service_account.eventarc.email}"
+      roles  = ["roles/eventarc.eventReceiver"]
     }
     build = {
       member = "serviceAccount:${google_service_account.build.email}"

@@ -35,6 +35,7 @@ export const TENANT_COLLECTIONS = [
   'api-keys',
   'enrollment-secrets',
   'telemetry-quotas',
+  'message-routes',
 ] as const;
 
 /** Collections under `tenants/{tenant}/jobs/{job}`: a job's run state. */

@@ -32,7 +32,13 @@ export interface TasksEntry {
   name: string;
 }
 
-export type Entry = HttpEntry | DocsEntry | TasksEntry;
+/** Relays each new event to the message triggers that match it, when Eventarc calls it. */
+export interface RelayEntry {
+  kind: 'relay';
+  name: string;
+}
+
+export type Entry = HttpEntry | DocsEntry | TasksEntry | RelayEntry;
 
 export const FAMILIES_FILE = fileURLToPath(new URL('../families.ts', import.meta.url));
 
@@ -51,6 +57,7 @@ export function httpEntriesFrom(familiesSource: string): HttpEntry[] {
 export const OTHER_ENTRIES: Entry[] = [
   { kind: 'docs', name: 'openapi' },
   { kind: 'tasks', name: 'scheduled' },
+  { kind: 'relay', name: 'event-relay' },
 ];
 
 export async function entryTable(familiesFile = FAMILIES_FILE): Promise<Entry[]> {
@@ -81,6 +88,12 @@ export function entrySource(entry: Entry): string {
         "import { PERIODIC_TASKS } from '../scheduled/tasks.ts';\n" +
         "import { tasksFunction } from './tasks-function.ts';\n\n" +
         'export const handler = tasksFunction(PERIODIC_TASKS);\n'
+      );
+    case 'relay':
+      return (
+        HEADER +
+        "import { relayFunction } from './relay-function.ts';\n\n" +
+        'export const handler = relayFunction();\n'
       );
   }
 }

@@ -22,6 +22,7 @@ import { hasOwn, own } from '../../shared/own.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { ContextStore } from '../contexts/store.ts';
 import { appendEventIn, buildEvent } from '../events/event-log.ts';
+import { writeTriggerRoutes } from '../messaging/event-relay.ts';
 import { deliver, enqueueMessage, type OutboxEntry } from '../messaging/outbox.ts';
 import { SecretStore } from '../secrets/store.ts';
 import { CLOUD_WORKER, unknownWorkers } from '../workers/registry.ts';
@@ -199,6 +200,7 @@ async function stageAndDeploy(deps: AppDeps, actor: Actor, name: string, add: st
       if (!hasOwn(deployments, worker))
         deployments[worker] = { state: 'pending', version: current.version, updated_at: now };
     tx.update(ref, { staged, deployments });
+    writeTriggerRoutes(tx, db, tenant, name, definition, Object.keys(deployments));
     appendEventIn(tx, db, tenant, {
       type: 'job-staged',
       source: 'server',
@@ -241,6 +243,8 @@ export async function undeployJob(
       Object.entries(current.deployments).filter(([w]) => !removed.includes(w)),
     );
     tx.update(ref, { deployments });
+    const staged = current.staged ? definitionOf(current.staged) : undefined;
+    writeTriggerRoutes(tx, db, tenant, name, staged, Object.keys(deployments));
     const queued = removed.map((worker) => {
       appendEventIn(tx, db, tenant, {
         type: 'job-removed',

@@ -73,6 +73,10 @@ interface DeployedJob {
   error?: string;
 }
 
+/** Reports that other jobs' message triggers wait for: sent within PROMPT_FLUSH_MS, not with the next heartbeat. */
+const PROMPT_REPORTS = new Set(['job-run-started', 'job-run-ended', 'run-job-failure', 'job-errors']);
+const PROMPT_FLUSH_MS = 100;
+
 const REFRESH_TYPES = new Set([
   'context-changed',
   'rerender-deployment',
@@ -91,21 +95,37 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     },
   };
   const heartbeatMs = options.heartbeatMs ?? 10_000;
-  // Run reports go to the local log at once and to the control plane's event log with each heartbeat.
+  // Run reports go to the local log at once and to the control plane's event log with each
+  // heartbeat; a run's start and end go within a moment, since other jobs' message triggers
+  // may wait for them (job chaining).
   let outgoing: { type: string; job: string; payload: Record<string, unknown> }[] = [];
+  let promptFlush: ReturnType<typeof setTimeout> | undefined;
   const report = (job: string, redact: Redactor) => (raw: RunReport) => {
     const r = redact(raw);
     options.log(`${job}: ${r.type} ${JSON.stringify(r.payload)}`);
     if (outgoing.length < 5_000) outgoing.push({ type: r.type, job, payload: r.payload });
-  };
-  const flushReports = async () => {
-    // The control plane refuses (403) a whole batch that reports a job no longer deployed here.
-    outgoing = outgoing.filter((r) => jobs.has(r.job));
-    while (outgoing.length) {
-      const batch = outgoing.slice(0, 500);
-      await (await options.api()).post('/api/worker/events', { body: { events: batch } });
-      outgoing = outgoing.slice(batch.length);
+    if (PROMPT_REPORTS.has(r.type) && !promptFlush) {
+      promptFlush = setTimeout(() => {
+        promptFlush = undefined;
+        flushReports().catch((err: Error) => options.log(`reporting run events failed: ${err.message}`));
+      }, PROMPT_FLUSH_MS);
     }
+  };
+  let flushing: Promise<void> = Promise.resolve();
+  /** One flush at a time, so a prompt flush and a heartbeat's never send a report twice. */
+  const flushReports = () => {
+    flushing = flushing
+      .catch(() => {})
+      .then(async () => {
+        // The control plane refuses (403) a whole batch that reports a job no longer deployed here.
+        outgoing = outgoing.filter((r) => jobs.has(r.job));
+        while (outgoing.length) {
+          const batch = outgoing.slice(0, 500);
+          await (await options.api()).post('/api/worker/events', { body: { events: batch } });
+          outgoing = outgoing.slice(batch.length);
+        }
+      });
+    return flushing;
   };
 
   const start = (
@@ -265,6 +285,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     }
   } finally {
     clearInterval(heartbeats);
+    clearTimeout(promptFlush);
     for (const running of jobs.values()) running.controller.abort();
     await options.output.close();
   }
