@@ -2,19 +2,14 @@
  * `sluice token user|api`, `sluice login`, `sluice whoami`. Passwords and keys are
  * read from standard input only, never from arguments (they would show in `ps`).
  */
+
 import { Option } from 'commander';
+import type { TokenResponse as TokenAnswer } from '../../shared/api/identity.ts';
 import { writeLogin } from '../credentials-store.ts';
 import type { CommandContext } from '../globals.ts';
 import { printResult } from '../output.ts';
 import { readSecretFromStdin } from '../stdin-secret.ts';
 import type { CommandGroup } from './index.ts';
-
-interface TokenAnswer {
-  token: string;
-  expires_at: string;
-  tenant: string;
-  roles: string[];
-}
 
 async function userToken(
   ctx: CommandContext,

@@ -1,14 +1,10 @@
 /** `sluice events ls|tail`: the event log. */
 
+import type { EventPage } from '../../shared/api/events.ts';
 import { EventTail } from '../../shared/events/tail.ts';
 import { CliError } from '../exit-codes.ts';
 import { printResult } from '../output.ts';
 import type { CommandGroup } from './index.ts';
-
-interface EventPage {
-  events: (Record<string, unknown> & { id: string; time: string })[];
-  next_cursor: string | null;
-}
 
 export const eventsCommands: CommandGroup = (program, wrap) => {
   const events = program.command('events').description('The event log');

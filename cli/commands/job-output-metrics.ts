@@ -6,6 +6,7 @@
  * @example
  *   const byJob = await recentOutputMetrics(api, { job: 'copy' });
  */
+import type { EventPage as EventsPage } from '../../shared/api/events.ts';
 import {
   OUTPUT_METRICS_WINDOW_MS,
   type OutputMetricsSummary,
@@ -15,11 +16,6 @@ import type { ApiClient } from '../api-client.ts';
 
 /** Pages read at most (1000 reports each): a busy tenant's day stays a bounded request. */
 const MAX_PAGES = 10;
-
-interface EventsPage {
-  events: { type: string; job?: string; time: string; payload: Record<string, unknown> }[];
-  next_cursor: string | null;
-}
 
 export async function recentOutputMetrics(
   api: ApiClient,

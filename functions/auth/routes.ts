@@ -6,6 +6,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createRoute, z } from '@hono/zod-openapi';
 import { deleteCookie, setCookie } from 'hono/cookie';
+import { Identity } from '../../shared/api/identity.ts';
 import { TenantName } from '../../shared/auth/name-schemas.ts';
 import { resolveTtl } from '../../shared/auth/ttl.ts';
 import type { AppDeps } from '../app/deps.ts';
@@ -17,16 +18,7 @@ import { authenticate, CSRF_COOKIE, SESSION_COOKIE } from './middleware.ts';
 import { FailureLimiter } from './rate-limit.ts';
 import { authServices } from './services.ts';
 
-const Me = z
-  .object({
-    subject: z.string(),
-    kind: z.enum(['user', 'api-key', 'worker']),
-    tenant: z.string(),
-    roles: z.array(z.string()),
-    issued_at: z.string(),
-    expires_at: z.string(),
-  })
-  .openapi('Identity');
+const Me = Identity.openapi('Identity');
 
 const LoginRequest = z
   .strictObject({

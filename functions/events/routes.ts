@@ -4,6 +4,7 @@
  * shown whole to operators and admins only (shared/events/visibility.ts).
  */
 import { createRoute, z } from '@hono/zod-openapi';
+import { EventPage, EventView } from '../../shared/api/events.ts';
 import { allows } from '../../shared/auth/roles.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { forViewer } from '../../shared/events/visibility.ts';
@@ -28,19 +29,7 @@ const Query = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
-const Event = z
-  .object({
-    id: z.string(),
-    type: z.string(),
-    kind: z.string(),
-    source: z.string(),
-    worker: z.string().optional(),
-    job: z.string().optional(),
-    tags: z.array(z.string()).optional(),
-    time: z.string(),
-    payload: z.record(z.string(), z.unknown()),
-  })
-  .openapi('Event');
+const Event = EventView.openapi('Event');
 
 export function eventsFamily(deps: AppDeps): RouteFamily {
   const routes = createRouter();
@@ -55,7 +44,7 @@ export function eventsFamily(deps: AppDeps): RouteFamily {
       security: BEARER,
       request: { query: Query },
       responses: {
-        200: json(z.object({ events: z.array(Event), next_cursor: z.string().nullable() }), 'Events'),
+        200: json(EventPage.extend({ events: z.array(Event) }), 'Events'),
         ...errors(400, 401, 403),
       },
     }),

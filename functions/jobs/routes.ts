@@ -6,6 +6,12 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import {
+  DeploymentView as DeploymentViewSchema,
+  JobSummary as JobSummarySchema,
+  JobView as JobViewSchema,
+  SavedJob as SavedJobSchema,
+} from '../../shared/api/jobs.ts';
 import { WorkerId } from '../../shared/auth/name-schemas.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { parseJobYaml } from '../../shared/job/parse.ts';
@@ -34,31 +40,10 @@ const NameParam = z.object({
   name: JobName,
 });
 const WorkerList = z.array(WorkerId).max(1000);
-const DeploymentView = z.object({
-  worker: z.string(),
-  state: z.string(),
-  version: z.number(),
-  updated_at: z.string(),
-});
-const JobSummary = z
-  .object({
-    name: z.string(),
-    version: z.number(),
-    state: z.enum(['saved', 'staged', 'deployed']),
-    staged_version: z.number().nullable(),
-    deployments: z.array(DeploymentView),
-    updated_at: z.string(),
-  })
-  .openapi('JobSummary');
-const JobView = JobSummary.extend({ definition: z.record(z.string(), z.unknown()) }).openapi('Job');
-const Saved = z
-  .object({
-    name: z.string(),
-    version: z.number(),
-    updated_at: z.string(),
-    definition: z.record(z.string(), z.unknown()),
-  })
-  .openapi('SavedJob');
+const DeploymentView = DeploymentViewSchema.openapi('Deployment');
+const JobSummary = JobSummarySchema.openapi('JobSummary');
+const JobView = JobViewSchema.openapi('Job');
+const Saved = SavedJobSchema.openapi('SavedJob');
 
 export function jobsFamily(deps: AppDeps): RouteFamily {
   const routes = createRouter();

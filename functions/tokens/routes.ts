@@ -5,6 +5,7 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { TokenResponse as TokenResponseSchema } from '../../shared/api/identity.ts';
 import { hashKey, kindOfKey, sameHash } from '../../shared/auth/keys.ts';
 import { TenantName } from '../../shared/auth/name-schemas.ts';
 import { resolveTtl } from '../../shared/auth/ttl.ts';
@@ -18,16 +19,7 @@ import { authServices, type TokenClaims } from '../auth/services.ts';
 import { workerCredentialRef } from '../identity/credential-refs.ts';
 import type { ApiKeyRecord, WorkerRecord } from '../identity/store.ts';
 
-export const TokenResponse = z
-  .object({
-    token: z.string(),
-    token_type: z.literal('Bearer'),
-    expires_at: z.string().openapi({ example: '2026-11-22T18:00:00.000Z' }),
-    expires_in: z.number().int().openapi({ description: 'Seconds until expiry' }),
-    tenant: z.string(),
-    roles: z.array(z.string()),
-  })
-  .openapi('Token');
+export const TokenResponse = TokenResponseSchema.openapi('Token');
 
 const Ttl = z
   .string()

@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Transaction } from '@google-cloud/firestore';
+import type { WorkerView } from '../../shared/api/workers.ts';
 import { hashKey, kindOfKey, newKey, sameHash } from '../../shared/auth/keys.ts';
 import { parseDuration } from '../../shared/duration.ts';
 import { ApiError } from '../../shared/errors.ts';
@@ -42,16 +43,6 @@ export function isBuiltInWorker(id: string): boolean {
  */
 function assertNotBuiltIn(id: string): void {
   if (isBuiltInWorker(id)) throw ApiError.conflict(`worker id ${id} is built in`);
-}
-
-export interface WorkerView {
-  id: string;
-  labels: Record<string, string>;
-  state: 'online' | 'offline';
-  last_seen: string | null;
-  built_in: boolean;
-  jobs: string[];
-  created_at: string | null;
 }
 
 /** Online: `cloud` always; any other worker while it heartbeats (three missed beats make it offline). */

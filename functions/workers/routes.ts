@@ -5,6 +5,7 @@
  * The lifecycle itself is in registry.ts.
  */
 import { createRoute, z } from '@hono/zod-openapi';
+import { WorkerKey as WorkerKeySchema, WorkerView as WorkerViewSchema } from '../../shared/api/workers.ts';
 import { WorkerId } from '../../shared/auth/name-schemas.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
@@ -25,20 +26,10 @@ const CreateWorker = z.strictObject({ id: WorkerId, labels: Labels }).openapi('C
 const EnrollWorker = z
   .strictObject({ secret: z.string().min(1).max(256), id: WorkerId.optional(), labels: Labels })
   .openapi('EnrollWorker');
-const WorkerKey = z
-  .object({ id: z.string(), key: z.string().openapi({ description: 'Shown once; store it now' }) })
-  .openapi('WorkerKey');
-const WorkerView = z
-  .object({
-    id: z.string(),
-    labels: z.record(z.string(), z.string()),
-    state: z.enum(['online', 'offline']),
-    last_seen: z.string().nullable(),
-    built_in: z.boolean(),
-    jobs: z.array(z.string()),
-    created_at: z.string().nullable(),
-  })
-  .openapi('Worker');
+const WorkerKey = WorkerKeySchema.extend({
+  key: z.string().openapi({ description: 'Shown once; store it now' }),
+}).openapi('WorkerKey');
+const WorkerView = WorkerViewSchema.openapi('Worker');
 const IdParam = z.object({ id: z.string().max(128) });
 
 export function workersFamily(deps: AppDeps): RouteFamily {

@@ -1,0 +1,36 @@
+/**
+ * The shapes the `jobs` family answers with, declared once: the routes validate and
+ * document them (functions/jobs/routes.ts names them in OpenAPI), and the web UI and the
+ * CLI take their types from here instead of restating them.
+ */
+import { z } from 'zod';
+
+export const DeploymentView = z.object({
+  worker: z.string(),
+  state: z.string(),
+  version: z.number(),
+  updated_at: z.string(),
+});
+
+export const JobSummary = z.object({
+  name: z.string(),
+  version: z.number(),
+  state: z.enum(['saved', 'staged', 'deployed']),
+  staged_version: z.number().nullable(),
+  deployments: z.array(DeploymentView),
+  updated_at: z.string(),
+});
+
+export const JobView = JobSummary.extend({ definition: z.record(z.string(), z.unknown()) });
+
+export const SavedJob = z.object({
+  name: z.string(),
+  version: z.number(),
+  updated_at: z.string(),
+  definition: z.record(z.string(), z.unknown()),
+});
+
+export type DeploymentView = z.infer<typeof DeploymentView>;
+export type JobSummary = z.infer<typeof JobSummary>;
+export type JobView = z.infer<typeof JobView>;
+export type SavedJob = z.infer<typeof SavedJob>;
