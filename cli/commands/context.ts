@@ -2,8 +2,10 @@
  * `sluice context get|set|export|import|resolve` (admin): the context maps of
  * CONTRACT section 2 from the command line.
  */
+
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { CONTEXT_FILE_FORMAT } from '../../shared/context/context-file.ts';
 import { CliError } from '../exit-codes.ts';
 import type { CommandContext } from '../globals.ts';
 import { printResult } from '../output.ts';
@@ -92,7 +94,7 @@ export const contextCommands: CommandGroup = (program, wrap) => {
           });
         } else if (o.replace && t.kind === 'global') {
           answer = await api.post('/api/contexts/import', {
-            body: { format: 'sluice-context/v1', global: body },
+            body: { format: CONTEXT_FILE_FORMAT, global: body },
           });
         } else if (o.replace) {
           throw CliError.usage('--replace works for global and worker maps; job maps merge only');

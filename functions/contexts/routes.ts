@@ -7,6 +7,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { WorkerId } from '../../shared/auth/name-schemas.ts';
+import { CONTEXT_FILE_FORMAT } from '../../shared/context/context-file.ts';
 import {
   applyUpdate,
   ContextMapSchema,
@@ -23,7 +24,7 @@ import { deliver } from '../messaging/outbox.ts';
 import { resolveContextFor } from './resolve.ts';
 import { type ContextScope, ContextStore } from './store.ts';
 
-export const EXPORT_FORMAT = 'sluice-context/v1' as const;
+const EXPORT_FORMAT = CONTEXT_FILE_FORMAT;
 
 const ContextAnswer = z.object({ context: ContextMapSchema }).openapi('ContextAnswer');
 const ExportDocument = z

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { isPrototypeName, PROTOTYPE_NAME_MESSAGE } from '../auth/names.ts';
+import { keyProblem } from '../context/map.ts';
 import { actionsSchema } from './actions/schema.ts';
 import { CONTEXT_KEY, exactlyOne, type Fields, fieldsFor, type Level } from './fields.ts';
 import { gcsInputSchema } from './inputs/gcs.ts';
@@ -29,7 +30,6 @@ export const JobName = z
   .string()
   .regex(JOB_NAME, 'job names start with a letter or digit and use only letters, digits, . _ - (at most 128)')
   .refine((name) => !isPrototypeName(name), PROTOTYPE_NAME_MESSAGE);
-export const RESERVED_CONTEXT_KEYS = ['job', 'worker'] as const;
 
 const INPUT_KINDS = { gcs: gcsInputSchema, 'http-poll': httpPollInputSchema } as const;
 const OUTPUT_KINDS = {
@@ -66,14 +66,14 @@ function buildJobSchema(level: Level) {
         name: JobName.describe('The job name.'),
         context: z
           .record(
+            // The rules of every context map's keys (shared/context/map.ts), declared there once.
             z
               .string()
               .regex(CONTEXT_KEY, 'context keys start with a letter or _ and use letters, digits, _ -')
-              .refine(
-                (k) => !(RESERVED_CONTEXT_KEYS as readonly string[]).includes(k),
-                'is reserved: job and worker are built in',
-              )
-              .refine((k) => !isPrototypeName(k), PROTOTYPE_NAME_MESSAGE),
+              .superRefine((k, ctx) => {
+                const problem = CONTEXT_KEY.test(k) ? keyProblem(k) : undefined;
+                if (problem) ctx.addIssue({ code: 'custom', message: problem });
+              }),
             z.json(),
           )
           .optional()

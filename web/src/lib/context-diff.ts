@@ -7,6 +7,7 @@
  *   diffContext({ a: 1, b: 2 }, { a: 1, b: 3, c: 4 })
  *   // { added: [{ key: 'c', after: 4 }], changed: [{ key: 'b', before: 2, after: 3 }], removed: [], unchanged: 1 }
  */
+import { CONTEXT_FILE_FORMAT } from '../../../shared/context/context-file.ts';
 import type { ContextMap, JsonValue } from './types.ts';
 
 export interface ContextDiff {
@@ -41,8 +42,8 @@ export function parseExportFile(
     return { ok: false, error: `not JSON: ${(err as Error).message}` };
   }
   if (!isObject(doc)) return { ok: false, error: 'the file must hold a JSON object' };
-  if (doc.format !== 'sluice-context/v1')
-    return { ok: false, error: 'not a Sluice context export (format must be "sluice-context/v1")' };
+  if (doc.format !== CONTEXT_FILE_FORMAT)
+    return { ok: false, error: `not a Sluice context export (format must be "${CONTEXT_FILE_FORMAT}")` };
   if (!isObject(doc.global)) return { ok: false, error: '"global" must be a JSON object of keys to values' };
   return { ok: true, global: doc.global as ContextMap, document: doc };
 }
