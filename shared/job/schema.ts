@@ -7,7 +7,7 @@
  *   const result = jobSchema('rendered').safeParse(value);
  */
 import { z } from 'zod';
-import { isPrototypeName, PROTOTYPE_NAME_MESSAGE } from '../auth/names.ts';
+import { isPrototypeName, PROTOTYPE_NAME_MESSAGE, RESOURCE_ID } from '../auth/names.ts';
 import { keyProblem } from '../context/map.ts';
 import { actionsSchema } from './actions/schema.ts';
 import { CONTEXT_KEY, exactlyOne, type Fields, fieldsFor, type Level } from './fields.ts';
@@ -20,7 +20,8 @@ import { httpPostOutputSchema } from './outputs/http-post.ts';
 import { printOutputSchema } from './outputs/print.ts';
 import { pubsubOutputSchema } from './outputs/pubsub.ts';
 
-export const JOB_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** Job names follow the rule of every resource name (worker ids, secret names, ...). */
+export const JOB_NAME = RESOURCE_ID;
 
 /**
  * A job name, wherever one comes in (the definition's `name`, `/api/jobs/{name}`, the

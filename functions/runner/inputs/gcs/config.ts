@@ -10,11 +10,14 @@
  */
 import { parseDuration } from '../../../../shared/duration.ts';
 import type { GcsInput } from '../../../../shared/job/index.ts';
+import type { GCS_MODES, PAYLOAD_MODES, PREPROCESSORS } from '../../../../shared/job/inputs/gcs.ts';
 import { compileSafeRegex, type SafeRegex } from '../../../../shared/regex.ts';
 
-export type Preprocessor = 'extension' | 'gzip' | 'parquet' | 'base64';
-export type PayloadMode = 'auto' | 'json' | 'raw' | 'binary';
-export type GcsMode = 'list-and-download-objects' | 'list-objects' | 'download-objects';
+// The job language declares the values and defaults (shared/job/inputs/gcs.ts); a
+// validated input arrives with every default applied, so none is restated here.
+export type Preprocessor = (typeof PREPROCESSORS)[number];
+export type PayloadMode = (typeof PAYLOAD_MODES)[number];
+export type GcsMode = (typeof GCS_MODES)[number];
 
 export type TimestampStrategy =
   | { kind: 'none' }
@@ -56,15 +59,15 @@ export const DEFAULT_RETRIES = 5;
 export function planGcsInput(input: GcsInput): GcsPlan {
   return {
     bucket: input['bucket-name'],
-    mode: input.mode ?? 'list-and-download-objects',
+    mode: input.mode,
     objectNames: input['object-names'] ?? [],
     include: (input['include-regex'] ?? []).map(compileSafeRegex),
     exclude: (input['exclude-regex'] ?? []).map(compileSafeRegex),
     timestamp: timestampStrategy(input['timestamp-mode']),
     maximumAgeMs: input['maximum-age'] ? parseDuration(input['maximum-age'].value) : undefined,
-    payloadMode: input['payload-mode'] ?? 'auto',
-    ignoreLinebreaks: input['ignore-linebreaks'] ?? false,
-    preprocessors: [...(input.preprocessors ?? [])],
+    payloadMode: input['payload-mode'],
+    ignoreLinebreaks: input['ignore-linebreaks'],
+    preprocessors: [...input.preprocessors],
     fields: {
       objectName: input['object-name-field'],
       creationTime: input['creation-time-field'],
@@ -74,11 +77,11 @@ export function planGcsInput(input: GcsInput): GcsPlan {
       etag: input['etag-field'],
     },
     dataField: input['data-field'],
-    fingerprinting: input.fingerprinting ?? false,
-    maximumFingerprintAgeMs: parseDuration(input['maximum-fingerprint-age'] ?? '30d'),
+    fingerprinting: input.fingerprinting,
+    maximumFingerprintAgeMs: parseDuration(input['maximum-fingerprint-age']),
     retry: {
-      timeoutMs: parseDuration(input.retry?.timeout ?? 30, { bareSeconds: true }),
-      retries: input.retry?.retries ?? DEFAULT_RETRIES,
+      timeoutMs: parseDuration(input.retry.timeout, { bareSeconds: true }),
+      retries: input.retry.retries ?? DEFAULT_RETRIES,
     },
     credentials: input.credentials,
   };
