@@ -275,25 +275,35 @@ function collectionOf(
     if (found) return;
     if (ts.isCallExpression(node)) {
       const callee = node.expression;
-      const name = ts.isPropertyAccessExpression(callee)
-        ? callee.name.text
-        : ts.isIdentifier(callee)
-          ? callee.text
-          : '';
-      if (ts.isPropertyAccessExpression(callee) && (name === 'collection' || name === 'collectionGroup')) {
-        const id = collectionId(node.arguments[0]);
-        if (id) found = { collection: id, collectionGroup: name === 'collectionGroup' };
-      } else if (ts.isIdentifier(callee) && PATH_BUILDERS.has(name)) {
-        const id = collectionId(node.arguments.at(-1));
-        if (id) found = { collection: id, collectionGroup: name === 'collectionGroup' };
-      } else if (helpers.has(name)) {
-        found = { collection: helpers.get(name)!, collectionGroup: false };
-      }
+      const direct = collectionCall(node);
+      if (direct) found = direct;
+      else if (ts.isIdentifier(callee) && helpers.has(callee.text))
+        found = { collection: helpers.get(callee.text)!, collectionGroup: false };
     }
     ts.forEachChild(node, visit);
   };
   visit(scope);
   return found ?? { collectionGroup: false };
+}
+
+/**
+ * The collection a call names, if it names one: `x.collection('events')`,
+ * `x.collectionGroup('jobs')`, or a builder of firestore-paths.ts (`tenantCollection(db, t, 'jobs')`).
+ */
+function collectionCall(
+  node: ts.CallExpression,
+): { collection: string; collectionGroup: boolean } | undefined {
+  const callee = node.expression;
+  let id: string | undefined;
+  let name = '';
+  if (ts.isPropertyAccessExpression(callee)) {
+    name = callee.name.text;
+    if (name === 'collection' || name === 'collectionGroup') id = collectionId(node.arguments[0]);
+  } else if (ts.isIdentifier(callee) && PATH_BUILDERS.has(callee.text)) {
+    name = callee.text;
+    id = collectionId(node.arguments.at(-1));
+  }
+  return id ? { collection: id, collectionGroup: name === 'collectionGroup' } : undefined;
 }
 
 /** Functions that return a collection reference (`eventsCollection(db, t)` → `events`). */
@@ -313,21 +323,8 @@ function findHelpers(file: string, source: string, helpers: Map<string, string>)
     }
     if (name && body) {
       const returned = ts.isBlock(body) ? body.statements.find(ts.isReturnStatement)?.expression : body;
-      if (returned && ts.isCallExpression(returned)) {
-        const callee = returned.expression;
-        const method = ts.isPropertyAccessExpression(callee)
-          ? callee.name.text
-          : ts.isIdentifier(callee)
-            ? callee.text
-            : '';
-        const id =
-          method === 'collection' && ts.isPropertyAccessExpression(callee)
-            ? collectionId(returned.arguments[0])
-            : ts.isIdentifier(callee) && PATH_BUILDERS.has(method) && method !== 'collectionGroup'
-              ? collectionId(returned.arguments.at(-1))
-              : undefined;
-        if (id) helpers.set(name, id);
-      }
+      const call = returned && ts.isCallExpression(returned) ? collectionCall(returned) : undefined;
+      if (call?.collection && !call.collectionGroup) helpers.set(name, call.collection);
     }
     ts.forEachChild(node, visit);
   };

@@ -5,18 +5,16 @@
  * worker, within 2 s, and its `limit` counts. Real worker processes, the real API over
  * HTTP, the Firestore and Pub/Sub emulators, and the relay as the local stack runs it.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeEvents, startEventRelay } from '../../functions/messaging/event-relay.ts';
 import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
 import { serveTestApp, type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { json, jsonInit } from '../helpers/http.ts';
+import { startWorkerProcess } from '../helpers/worker-process.ts';
 
 let t: TestApp;
 let api: { url: string; close(): Promise<void> };
@@ -57,25 +55,9 @@ async function until(check: () => boolean | Promise<boolean>, ms: number): Promi
 
 async function worker(id: string) {
   const key = (await json(await t.request('/api/workers', jsonInit('POST', { id }, admin)))).key as string;
-  let stderr = '';
-  const child = spawn(
-    process.execPath,
-    [
-      'bin/sluice.js',
-      'worker',
-      'run',
-      '--server',
-      api.url,
-      '--state-dir',
-      mkdtempSync(join(tmpdir(), `sluice-${id}-`)),
-    ],
-    { env: { ...process.env, SLUICE_WORKER_KEY: key } },
-  );
-  child.stderr!.on('data', (d) => {
-    stderr += d;
-  });
-  children.push(child);
-  return { stderr: () => stderr };
+  const started = startWorkerProcess(api.url, key, id);
+  children.push(started.child);
+  return started;
 }
 
 async function deploy(name: string, yaml: string, workers: string[]) {

@@ -1,14 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { secretRedactor } from '../../functions/runner/redact.ts';
 import { serveTestApp, type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { json, jsonInit } from '../helpers/http.ts';
+import { startWorkerProcess } from '../helpers/worker-process.ts';
 
 const KEY = 'query-secret-5d1e77a0';
 const TOKEN = 'header-secret/with?chars&=9b2c';
@@ -54,26 +52,8 @@ describe('secret values in what a job reports', () => {
       (await t.request('/api/jobs/leaky/deploy', jsonInit('POST', { workers: ['redact-w'] }, admin))).status,
     ).toBe(200);
 
-    child = spawn(
-      process.execPath,
-      [
-        'bin/sluice.js',
-        'worker',
-        'run',
-        '--server',
-        api.url,
-        '--state-dir',
-        mkdtempSync(join(tmpdir(), 'sluice-redact-')),
-      ],
-      { env: { ...process.env, SLUICE_WORKER_KEY: key } },
-    );
-    let output = '';
-    child.stdout!.on('data', (d) => {
-      output += d;
-    });
-    child.stderr!.on('data', (d) => {
-      output += d;
-    });
+    const worker = startWorkerProcess(api.url, key, 'redact');
+    child = worker.child;
 
     // The one-shot job fails; its reason reaches the event log and the deployment state.
     let errors: { payload: { reason: string } }[] = [];
@@ -85,14 +65,14 @@ describe('secret values in what a job reports', () => {
         .events;
       deployment = (await json(await t.request('/api/jobs/leaky', { headers: admin }))).deployments[0];
     }
-    expect(errors.length, output).toBeGreaterThan(0);
+    expect(errors.length, worker.output()).toBeGreaterThan(0);
     expect(errors[0]!.payload.reason).toContain('401');
     expect(errors[0]!.payload.reason).toContain('[secret api/key]');
     expect(deployment?.state).toBe('failed');
-    expect(output).toContain('[secret api/token]');
+    expect(worker.output()).toContain('[secret api/token]');
 
     const everything = [
-      output,
+      worker.output(),
       JSON.stringify(await json(await t.request('/api/events?limit=1000', { headers: admin }))),
       JSON.stringify(await json(await t.request('/api/jobs/leaky', { headers: admin }))),
       JSON.stringify(await json(await t.request('/api/workers/redact-w', { headers: admin }))),
