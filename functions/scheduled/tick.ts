@@ -173,10 +173,15 @@ async function runOne(
   const controller = new AbortController();
   const budgetEnds = now() + budgetMs;
   const reason = budgetEnds < stopAt ? BUDGET : DEADLINE;
-  const timer = setTimeout(
-    () => controller.abort(new Error(reason)),
-    Math.max(0, Math.min(stopAt, budgetEnds) - now()),
-  );
+  const limitAt = Math.min(stopAt, budgetEnds);
+  // The clock is checked after every delivery too: a loaded event loop runs timers late, and
+  // with an injected clock (tests) the deliveries alone decide when the limit is reached.
+  const timer = deps.now
+    ? undefined
+    : setTimeout(() => controller.abort(new Error(reason)), Math.max(0, limitAt - now()));
+  const checkLimit = () => {
+    if (!controller.signal.aborted && now() >= limitAt) controller.abort(new Error(reason));
+  };
   const stoppedBy = () => (controller.signal.reason as Error | undefined)?.message;
   try {
     const trigger = triggerOf(job.definition);
@@ -195,7 +200,7 @@ async function runOne(
     }
     await deps.runStarting?.(job);
     const built = outputOf(deps, job, report, controller.signal);
-    const output = bindOutput(built, report);
+    const output = limitChecked(bindOutput(built, report), checkLimit);
     const runOnce = async (window?: RunWindow) => {
       let failed = true;
       try {
@@ -280,4 +285,31 @@ function outputOf(
     ...(deps.egress ? { egress: deps.egress } : {}),
     stored: true,
   });
+}
+
+/** The bound output, checking the run's time limit after each delivery. */
+function limitChecked(
+  output: ReturnType<typeof bindOutput>,
+  checkLimit: () => void,
+): ReturnType<typeof bindOutput> {
+  const lines = output.context.deliverJsonLines;
+  return {
+    ...output,
+    context: {
+      ...output.context,
+      ...(lines
+        ? {
+            deliverJsonLines: async (...args: Parameters<typeof lines>) => {
+              const result = await lines(...args);
+              checkLimit();
+              return result;
+            },
+          }
+        : {}),
+    },
+    deliver: async (events, unit) => {
+      await output.deliver(events, unit);
+      checkLimit();
+    },
+  };
 }
