@@ -20,6 +20,9 @@ const SDK = process.env.SLUICE_GCLOUD_SDK ?? '/usr/lib/google-cloud-sdk';
 export const FIRESTORE_EMULATOR_BIN = join(SDK, 'platform/cloud-firestore-emulator/cloud_firestore_emulator');
 export const PUBSUB_EMULATOR_BIN = join(SDK, 'platform/pubsub-emulator/bin/cloud-pubsub-emulator');
 
+/** How long one Firestore export may take before it is given up. */
+const EXPORT_TIMEOUT_MS = 30_000;
+
 export interface GoogleEmulators {
   firestoreHost: string;
   pubsubHost: string;
@@ -104,6 +107,8 @@ function emulatorsAt(
           database: `projects/${projectId}/databases/(default)`,
           export_directory: tmpDir,
         }),
+        // A wedged emulator must not hold a stop for ever; the previous export stays in place.
+        signal: AbortSignal.timeout(EXPORT_TIMEOUT_MS),
       });
       if (!res.ok) throw new Error(`Firestore export failed: ${res.status} ${await res.text()}`);
       // Swapped in by renames, so a crash at any moment leaves a whole export on disk: the

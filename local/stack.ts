@@ -116,7 +116,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     for (const timer of timers) clearInterval(timer);
     stopEventRelay?.();
     await stopLocalWorker?.();
-    if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
+    if (server) await closeServer(server);
     exports.stop();
     await exports.flush();
     await google
@@ -191,6 +191,20 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     await stopAll();
     throw err;
   }
+}
+
+/**
+ * Stops accepting connections and ends the open ones: `close()` alone waits for every open
+ * request, and a worker's long poll (`wait=20s`) or an event stream would hold Ctrl-C for as
+ * long. Requests under way get a moment to finish first.
+ */
+async function closeServer(server: ServerType, graceMs = 500): Promise<void> {
+  const http = server as import('node:http').Server;
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  http.closeIdleConnections?.();
+  const force = setTimeout(() => http.closeAllConnections?.(), graceMs);
+  await closed;
+  clearTimeout(force);
 }
 
 /** Runs a task on an interval, never two at once, logging failures instead of crashing the stack. */

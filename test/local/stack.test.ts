@@ -60,6 +60,54 @@ describe('the local stack', () => {
   }, 120_000);
 });
 
+describe('stopping the local stack', () => {
+  it('takes seconds even while a worker holds a 20 s long poll open', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sluice-stack-stop-'));
+    const stack = await startStack({
+      dataDir,
+      port: await freePort(),
+      http: true,
+      env: { ...process.env, SLUICE_ADMIN_PASSWORD: 'stop-test-password-1' },
+      projectId: 'demo-stack-stop',
+      ownEmulators: true,
+    });
+    let stopped = false;
+    try {
+      const admin = { authorization: `Bearer ${await login(stack.url, 'stop-test-password-1')}` };
+      const { key } = (await (
+        await fetch(`${stack.url}/api/workers`, {
+          method: 'POST',
+          headers: { ...admin, 'content-type': 'application/json' },
+          body: JSON.stringify({ id: 'edge-stop' }),
+        })
+      ).json()) as { key: string };
+      const { token } = (await (
+        await fetch(`${stack.url}/api/tokens/create/api`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ key }),
+        })
+      ).json()) as { token: string };
+      // A first poll answers when its 1 s wait ends: the worker's channel is there. The second
+      // is held for 20 s (nothing is sent to this worker) while the stack stops.
+      const poll = (wait: string) =>
+        fetch(`${stack.url}/api/worker/messages?wait=${wait}`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+      expect((await poll('1s')).status).toBe(200);
+      const held = poll('20s').catch(() => undefined);
+      const started = performance.now();
+      await stack.stop();
+      stopped = true;
+      // The export and the emulators' exit take their time; the long poll must not add its 20 s.
+      expect(performance.now() - started).toBeLessThan(12_000);
+      await held;
+    } finally {
+      if (!stopped) await stack.stop();
+    }
+  }, 120_000);
+});
+
 async function login(url: string, password: string): Promise<string> {
   const res = await fetch(`${url}/api/tokens/create/user`, {
     method: 'POST',
