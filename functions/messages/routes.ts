@@ -9,8 +9,7 @@ import type { AppDeps } from '../app/deps.ts';
 import { BEARER, body, errors, json } from '../app/openapi-common.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
-import { buildEvent, eventsCollection } from '../events/event-log.ts';
-import { deliver, enqueueMessage } from '../messaging/outbox.ts';
+import { sendMessage } from './send.ts';
 
 const Message = z
   .strictObject({
@@ -40,21 +39,7 @@ export function messagesFamily(deps: AppDeps): RouteFamily {
     }),
     async (c) => {
       const input = c.req.valid('json');
-      const tenant = c.get('principal').tenant;
-      const db = await deps.clients.firestore();
-      const event = buildEvent({
-        type: input.type,
-        source: 'server',
-        tags: input.tags,
-        payload: input.payload as Record<string, unknown>,
-        ...(input.job ? { job: input.job } : {}),
-        ...(input.worker ? { worker: input.worker } : {}),
-      });
-      const queued = await db.runTransaction(async (tx) => {
-        tx.set(eventsCollection(db, tenant).doc(event.id), event);
-        return enqueueMessage(tx, db, { tenant, ...(input.worker ? { worker: input.worker } : {}) }, event);
-      });
-      await deliver(deps, queued.id, queued.entry);
+      const event = await sendMessage(deps, c.get('principal').tenant, input);
       return c.json({ id: event.id }, 201);
     },
   );

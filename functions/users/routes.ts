@@ -1,19 +1,13 @@
 /**
  * The `users` family (admin): users are global principals with one role per tenant.
- * Who may add, remove and reset whom is decided in shared/auth/user-admin.ts. Removing a
- * user or changing a password bumps its credential version and deletes its browser
- * sessions, which revokes every token issued from the old credential.
+ * The handlers validate and call membership.ts, where who may add, remove and reset whom
+ * (shared/auth/user-admin.ts) is decided inside the transaction that commits it.
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { TenantName } from '../../shared/auth/name-schemas.ts';
 import { canonicalUsername, isPrototypeName, PROTOTYPE_NAME_MESSAGE } from '../../shared/auth/names.ts';
 import { ASSIGNABLE_ROLES } from '../../shared/auth/roles.ts';
-import {
-  addMemberDecision,
-  passwordChangeDecision,
-  removeMemberDecision,
-} from '../../shared/auth/user-admin.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { own } from '../../shared/own.ts';
 import type { AppDeps } from '../app/deps.ts';
@@ -22,11 +16,9 @@ import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts'
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { loginScopes } from '../auth/login.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
-import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from '../auth/passwords.ts';
-import { FailureLimiter } from '../auth/rate-limit.ts';
+import { MIN_PASSWORD_LENGTH } from '../auth/passwords.ts';
 import { authServices } from '../auth/services.ts';
-import { newGeneration } from '../identity/credential-refs.ts';
-import type { IdentityStore, UserRecord } from '../identity/store.ts';
+import { addMember, changePassword, removeMember } from './membership.ts';
 
 const Password = z
   .string()
@@ -86,30 +78,7 @@ export function usersFamily(deps: AppDeps): RouteFamily {
       const input = c.req.valid('json');
       const tenant = targetTenant(c, input.tenant);
       const principal = c.get('principal');
-      const store = await auth.store();
-      if (!(await store.tenantExists(tenant))) throw ApiError.notFound(`tenant ${tenant} does not exist`);
-      const passwordHash = input.password ? await hashPassword(input.password) : undefined;
-      await store.db.runTransaction(async (tx) => {
-        const ref = store.user(input.username);
-        const existing = (await tx.get(ref)).data() as UserRecord | undefined;
-        const how = addMemberDecision(principal, input.username, tenant, existing, {
-          withPassword: passwordHash !== undefined,
-        });
-        if (how === 'join')
-          tx.update(ref, { memberships: { ...existing!.memberships, [tenant]: input.role } });
-        else {
-          const record: UserRecord = {
-            username: input.username,
-            password_hash: passwordHash!,
-            generation: newGeneration(),
-            credential_version: 1,
-            memberships: { [tenant]: input.role },
-            system_admin: false,
-            created_at: new Date().toISOString(),
-          };
-          tx.create(ref, record);
-        }
-      });
+      await addMember(deps, principal, { ...input, tenant });
       return c.json({ username: input.username, tenant, role: input.role }, 201);
     },
   );
@@ -150,24 +119,7 @@ export function usersFamily(deps: AppDeps): RouteFamily {
       const { username } = c.req.valid('param');
       const principal = c.get('principal');
       const tenant = principal.tenant;
-      const store = await auth.store();
-      await store.db.runTransaction(async (tx) => {
-        const ref = store.user(username);
-        const [user, sessions] = await Promise.all([
-          tx.get(ref).then((snap) => snap.data() as UserRecord | undefined),
-          tx.get(store.sessionsOf(username)),
-        ]);
-        const how = removeMemberDecision(principal, username, tenant, user);
-        if (how === 'delete') tx.delete(ref);
-        else {
-          const memberships = Object.fromEntries(
-            Object.entries(user!.memberships).filter(([name]) => name !== tenant),
-          );
-          tx.update(ref, { memberships, credential_version: user!.credential_version + 1 });
-        }
-        for (const session of sessions.docs) tx.delete(session.ref);
-      });
-      forgetUser(username);
+      await removeMember(deps, principal, username, tenant);
       return c.body(null, 204);
     },
   );
@@ -188,53 +140,13 @@ export function usersFamily(deps: AppDeps): RouteFamily {
       const { username } = c.req.valid('param');
       const input = c.req.valid('json');
       const principal = c.get('principal');
-      const store = await auth.store();
-      const how = passwordChangeDecision(principal, username, await store.getUser(username));
-      if (how === 'self') await assertCurrentPassword(c, store, username, input.current_password);
-      const hash = await hashPassword(input.password);
-      await store.db.runTransaction(async (tx) => {
-        const ref = store.user(username);
-        const [user, sessions] = await Promise.all([
-          tx.get(ref).then((snap) => snap.data() as UserRecord | undefined),
-          tx.get(store.sessionsOf(username)),
-        ]);
-        // Decided again on what the transaction read: the user may have changed meanwhile.
-        if (passwordChangeDecision(principal, username, user) !== how) throw ApiError.conflict('try again');
-        tx.update(ref, { password_hash: hash, credential_version: user!.credential_version + 1 });
-        for (const session of sessions.docs) tx.delete(session.ref);
+      await changePassword(deps, principal, username, {
+        ...input,
+        loginScopes: loginScopes(c, deps, username),
       });
-      forgetUser(username);
       return c.body(null, 204);
     },
   );
-
-  function forgetUser(username: string): void {
-    auth.forget(`user:${username}`);
-    auth.forget(`session:${username}`);
-  }
-
-  /** A wrong or missing current password is a failed login: 403 here, and it counts toward 429. */
-  async function assertCurrentPassword(
-    c: Context<AppEnv>,
-    store: IdentityStore,
-    username: string,
-    currentPassword: string | undefined,
-  ): Promise<void> {
-    const limiter = new FailureLimiter(store.db);
-    const scopes = loginScopes(c, deps, username);
-    await limiter.assertAllowed(scopes);
-    const user = await store.getUser(username);
-    const ok =
-      currentPassword !== undefined && !!user && (await verifyPassword(currentPassword, user.password_hash));
-    if (!ok) {
-      await limiter.recordFailure(scopes);
-      throw ApiError.forbidden(
-        currentPassword === undefined
-          ? 'changing your own password needs current_password'
-          : 'current_password is not your current password',
-      );
-    }
-  }
 
   return { name: 'users', routes };
 }

@@ -12,9 +12,7 @@ import type { AppEnv } from '../app/env.ts';
 import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
-import { appendEventIn, buildEvent } from '../events/event-log.ts';
-import { deliver, enqueueMessage } from '../messaging/outbox.ts';
-import { variablesCollection } from './store.ts';
+import { changeVariable, variablesCollection } from './store.ts';
 
 export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
 const NameParam = z.object({
@@ -32,33 +30,6 @@ export function variablesFamily(deps: AppDeps): RouteFamily {
   routes.use('/variables', authenticate(deps), requireRole('admin'));
   routes.use('/variables/*', authenticate(deps), requireRole('admin'));
 
-  /** Writes or deletes a variable with its event and its `update-variable` message, atomically. */
-  async function change(c: Context<AppEnv>, name: string, value: string | null): Promise<boolean> {
-    const db = await deps.clients.firestore();
-    const tenant = c.get('principal').tenant;
-    const ref = variablesCollection(db, tenant).doc(name);
-    const result = await db.runTransaction(async (tx) => {
-      const existed = (await tx.get(ref)).exists;
-      if (value === null && !existed) return undefined;
-      if (value === null) tx.delete(ref);
-      else tx.set(ref, { name, value, updated_at: new Date().toISOString() });
-      // Values are not secret, but events stay small: the event names the variable only.
-      appendEventIn(tx, db, tenant, {
-        type: value === null ? 'variable-deleted' : 'variable',
-        source: 'server',
-        payload: { name },
-      });
-      return enqueueMessage(
-        tx,
-        db,
-        { tenant },
-        buildEvent({ type: 'update-variable', source: 'server', payload: { name } }),
-      );
-    });
-    if (result) await deliver(deps, result.id, result.entry);
-    return result !== undefined;
-  }
-
   routes.openapi(
     createRoute({
       method: 'put',
@@ -73,7 +44,12 @@ export function variablesFamily(deps: AppDeps): RouteFamily {
       responses: { 204: noContent('Set'), ...errors(400, 401, 403) },
     }),
     async (c) => {
-      await change(c, c.req.valid('param').name, c.req.valid('json').value);
+      await changeVariable(
+        deps,
+        c.get('principal').tenant,
+        c.req.valid('param').name,
+        c.req.valid('json').value,
+      );
       return c.body(null, 204);
     },
   );
@@ -130,7 +106,8 @@ export function variablesFamily(deps: AppDeps): RouteFamily {
     }),
     async (c) => {
       const { name } = c.req.valid('param');
-      if (!(await change(c, name, null))) throw ApiError.notFound(`no variable ${name}`);
+      if (!(await changeVariable(deps, c.get('principal').tenant, name, null)))
+        throw ApiError.notFound(`no variable ${name}`);
       return c.body(null, 204);
     },
   );

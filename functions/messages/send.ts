@@ -1,0 +1,36 @@
+/**
+ * A user message: recorded in the tenant's event log and sent, in the same transaction
+ * through the outbox, to its audience (one worker, or all of the tenant's), where
+ * `message`-triggered inputs whose filters match run.
+ */
+import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
+import type { AppDeps } from '../app/deps.ts';
+import { buildEvent, eventsCollection, storedEvent } from '../events/event-log.ts';
+import { deliver, enqueueMessage } from '../messaging/outbox.ts';
+
+export interface UserMessage {
+  type: 'user-generated' | 'user-alert' | 'user-notification';
+  tags: string[];
+  payload: Record<string, unknown>;
+  job?: string | undefined;
+  /** Only this worker; absent: every worker of the tenant. */
+  worker?: string | undefined;
+}
+
+export async function sendMessage(deps: AppDeps, tenant: string, message: UserMessage): Promise<SluiceEvent> {
+  const db = await deps.clients.firestore();
+  const event = buildEvent({
+    type: message.type,
+    source: 'server',
+    tags: message.tags,
+    payload: message.payload,
+    ...(message.job ? { job: message.job } : {}),
+    ...(message.worker ? { worker: message.worker } : {}),
+  });
+  const queued = await db.runTransaction(async (tx) => {
+    tx.set(eventsCollection(db, tenant).doc(event.id), storedEvent(event));
+    return enqueueMessage(tx, db, { tenant, ...(message.worker ? { worker: message.worker } : {}) }, event);
+  });
+  await deliver(deps, queued.id, queued.entry);
+  return event;
+}
