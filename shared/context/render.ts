@@ -1,6 +1,6 @@
 /**
  * Renders a job definition for one worker (CONTRACT section 3): every string value in
- * `input` and `output`, at any depth, interpolates `{{key}}`, `{{ key }}`, `{{key.sub}}`
+ * `input` and `output` (and `actions`, a Sluice extension), at any depth, interpolates `{{key}}`, `{{ key }}`, `{{key.sub}}`
  * and `{{key.0}}`. A string that is exactly one reference takes the value with its JSON
  * type; inside a longer string the value is inserted as text (non-strings as compact
  * JSON). `\{{` is a literal `{{`. `${secret|...}` and `${dyn|...}` pass through for the
@@ -40,7 +40,15 @@ const WHOLE = /^\{\{\s*([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*)\s*\}\}$/;
 export const MAX_RENDERED_BYTES = 1024 * 1024;
 export const MAX_REFERENCES = 10_000;
 
-const compiledCache = new WeakMap<object, { input: Compiled; output: Compiled; references: number }>();
+/** The parts of a job that are rendered: its input and output, and its actions (a Sluice extension). */
+interface CompiledJob {
+  input: Compiled;
+  output: Compiled;
+  actions?: Compiled;
+  references: number;
+}
+
+const compiledCache = new WeakMap<object, CompiledJob>();
 
 /** Thrown inside evaluation when the output passes MAX_RENDERED_BYTES; caught by interpolateJob. */
 class RenderedTooLarge {
@@ -74,7 +82,14 @@ export function interpolateJob(
   if (!compiled) {
     const input = compile(definition.input, 'input');
     const output = compile(definition.output, 'output');
-    compiled = { input, output, references: countReferences(input) + countReferences(output) };
+    // Context values go into action expressions as text, before CEL compiles them.
+    const actions = definition.actions === undefined ? undefined : compile(definition.actions, 'actions');
+    compiled = {
+      input,
+      output,
+      ...(actions ? { actions } : {}),
+      references: countReferences(input) + countReferences(output) + (actions ? countReferences(actions) : 0),
+    };
     compiledCache.set(definition, compiled);
   }
   if (compiled.references > MAX_REFERENCES) {
@@ -95,6 +110,7 @@ export function interpolateJob(
       ...definition,
       input: evaluate(compiled.input, context, missing, budget),
       output: evaluate(compiled.output, context, missing, budget),
+      ...(compiled.actions ? { actions: evaluate(compiled.actions, context, missing, budget) } : {}),
     };
     return missing.length > 0 ? { ok: false, errors: missing } : { ok: true, definition: rendered };
   } catch (err) {
@@ -125,6 +141,7 @@ export function referencedKeys(definition: Record<string, unknown>): Set<string>
   };
   walk(definition.input);
   walk(definition.output);
+  walk(definition.actions);
   return keys;
 }
 

@@ -20,6 +20,7 @@ const SHOTS = resolve(import.meta.dirname, '../../test-results/screenshots');
 const JOB_YAML = `name: ${JOB}
 context:
   poll_every: 10m
+  wanted: ok
 input:
   http-poll:
     url: '{{status_url}}'
@@ -27,6 +28,10 @@ input:
     trigger:
       interval:
         duration: '{{poll_every}}'
+actions:
+  - filter: "event.status == '{{wanted}}'"
+  - rename:
+      status: health
 output:
   print: {}
 `;
@@ -205,6 +210,12 @@ describe('the web UI', () => {
     await page.getByRole('link', { name: JOB }).click();
     await page.getByRole('heading', { name: `Job ${JOB}` }).waitFor();
     await page.locator('pre.yaml', { hasText: "duration: '{{poll_every}}'" }).waitFor();
+    // The actions in order, as written; the rendered view shows them with the context in.
+    const actions = page.getByRole('region', { name: 'Actions', exact: true });
+    expect(await actions.locator('li').allInnerTexts()).toEqual([
+      "filter event.status == '{{wanted}}'",
+      'rename status → health',
+    ]);
 
     const resolved = async (worker: string) => {
       await page.getByRole('tab', { name: 'Rendered for a worker' }).click();
@@ -217,6 +228,8 @@ describe('the web UI', () => {
     const onLocal = await resolved('local');
     expect(await onLocal.innerText()).toMatch(/poll_every\s+string\s+"5m"\s+global/);
     await page.locator('pre.rendered-definition', { hasText: '"duration": "5m"' }).waitFor();
+    const renderedActions = page.getByRole('region', { name: 'Actions after context rendering' });
+    expect(await renderedActions.locator('li').first().innerText()).toBe("filter event.status == 'ok'");
     await shot('05-job-rendered-global');
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workers' }).click();

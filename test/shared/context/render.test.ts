@@ -97,4 +97,22 @@ describe('rendering', () => {
     const r = render({ url: 'http://x/{{job}}/{{worker}}' }, context);
     expect(r.ok && r.input.url).toBe('http://x/jj/ww');
   });
+
+  it('renders context values into action expressions, and names a missing key in one', () => {
+    const definition = {
+      name: 'j',
+      input: { 'http-poll': { url: 'http://x/' } },
+      actions: [{ filter: "event.level == '{{wanted}}'" }, { set: { env: "'{{env}}'" } }],
+      output: { print: {} },
+    };
+    const rendered = renderJob(definition, { wanted: 'error', env: 'prod' });
+    expect(rendered.ok && rendered.definition.actions).toEqual([
+      { filter: "event.level == 'error'" },
+      { set: { env: "'prod'" } },
+    ]);
+    const missing = renderJob(definition, { wanted: 'error' });
+    expect(missing.ok ? [] : missing.errors).toEqual([
+      expect.objectContaining({ path: 'actions.1.set.env', message: expect.stringContaining('env') }),
+    ]);
+  });
 });

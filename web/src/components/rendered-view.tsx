@@ -7,6 +7,7 @@ import { useState } from 'preact/hooks';
 import { type ContextMap, enc, withQuery } from '../api.ts';
 import type { Worker } from '../lib/types.ts';
 import { useApi } from '../lib/use-api.ts';
+import { ActionsList } from './actions-list.tsx';
 import { ErrorMessage } from './error-message.tsx';
 import { TableHead } from './table.tsx';
 import { ContextEntryCells } from './value.tsx';
@@ -68,6 +69,9 @@ function ForWorker({ job, worker }: { job: string; worker: string }) {
         staged); worker and global values are current. Stage or redeploy to apply a job context change.
       </p>
       <ErrorMessage error={rendered.error} />
+      {rendered.data && (
+        <ActionsList definition={rendered.data.definition} heading="Actions after context rendering" />
+      )}
       {rendered.data && (
         <pre class="json rendered-definition">{JSON.stringify(rendered.data.definition, null, 2)}</pre>
       )}

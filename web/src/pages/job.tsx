@@ -6,6 +6,7 @@
 import { useState } from 'preact/hooks';
 import { outputKindOf } from '../../../shared/events/output-metrics.ts';
 import { api, type ContextMap, enc } from '../api.ts';
+import { ActionsList } from '../components/actions-list.tsx';
 import { ContextEditor } from '../components/context-editor.tsx';
 import { ErrorMessage } from '../components/error-message.tsx';
 import { formatTime } from '../components/events-table.tsx';
@@ -47,6 +48,7 @@ export function JobPage({ name }: { name: string }) {
           <dd>{formatTime(j.updated_at)}</dd>
         </dl>
       )}
+      {j && <ActionsList definition={j.definition} heading="Actions" />}
       {j && <OutputMetrics job={name} kind={outputKindOf(j.definition)} />}
       {j && <DeployPanel job={j} onChange={job.reload} />}
       <Tabs
