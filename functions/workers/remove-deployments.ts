@@ -9,7 +9,8 @@
  */
 import type { Firestore, Transaction } from '@google-cloud/firestore';
 import { appendEventIn, buildEvent } from '../events/event-log.ts';
-import { jobsCollection } from '../jobs/store.ts';
+import { definitionOf, type JobRecord, jobsCollection } from '../jobs/store.ts';
+import { writeTriggerRoutes } from '../messaging/event-relay.ts';
 import { enqueueMessage, type OutboxEntry } from '../messaging/outbox.ts';
 
 export async function removeWorkerFromJobs(
@@ -25,6 +26,17 @@ export async function removeWorkerFromJobs(
   );
   return deployed.docs.map((doc) => {
     tx.update(doc.ref, new FieldPath('deployments', worker), FieldValue.delete());
+    // Its message triggers stop listening on that worker too.
+    const record = doc.data() as JobRecord;
+    const remaining = Object.keys(record.deployments ?? {}).filter((w) => w !== worker);
+    writeTriggerRoutes(
+      tx,
+      db,
+      tenant,
+      doc.id,
+      record.staged ? definitionOf(record.staged) : undefined,
+      remaining,
+    );
     appendEventIn(tx, db, tenant, {
       type: 'job-removed',
       source: 'server',

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventDocumentOf, relayFunction } from '../../functions/entry/relay-function.ts';
+import { routeEvents } from '../../functions/messaging/event-relay.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { json, jsonInit } from '../helpers/http.ts';
@@ -71,6 +72,20 @@ describe('the event-relay function', () => {
     // The bystander gets the next message sent to every worker, and not the relayed one before it.
     await t.request('/api/messages', jsonInit('POST', { tags: ['after'] }, admin));
     expect((await messagesOf(bystander)).map((m) => m.type)).toEqual(['user-generated']);
+  });
+
+  it('stops routing to a worker once it is deleted', async () => {
+    const created = await json(
+      await t.request('/api/events?type=worker-created&worker=relay-new', { headers: admin }),
+    );
+    const db = await t.deps.clients.firestore();
+    expect((await routeEvents(db, 'default', created.events)).map((r) => r.workers)).toEqual([
+      ['relay-listener'],
+    ]);
+    expect(
+      (await t.request('/api/workers/relay-listener', { method: 'DELETE', headers: admin })).status,
+    ).toBe(204);
+    expect(await routeEvents(db, 'default', created.events)).toEqual([]);
   });
 
   it('takes the document from ce-document or ce-subject, and ignores anything that is not an event', async () => {
