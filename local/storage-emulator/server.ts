@@ -11,6 +11,7 @@ import { createGunzip } from 'node:zlib';
 import type { FaultInjector, RequestKind } from './faults.ts';
 import { listNames } from './list.ts';
 import { bucketNameProblem, objectNameProblem, UnsafeNameError } from './names.ts';
+import { NotificationError, Notifications, type ObjectChange } from './notifications.ts';
 import { applyFields, parseFields } from './partial-response.ts';
 import { bucketResource, errorBody, etagOf, objectResource } from './resources.ts';
 import type { ObjectMeta, ObjectStore, WritableMeta } from './store.ts';
@@ -35,8 +36,50 @@ interface UploadSession {
 
 const BUCKET_NAME = /^[a-z0-9][a-z0-9._-]{1,221}[a-z0-9]$/;
 
-export function createHandler(store: ObjectStore, faults: FaultInjector, baseUrl: () => string) {
+export function createHandler(
+  store: ObjectStore,
+  faults: FaultInjector,
+  baseUrl: () => string,
+  notifications: Notifications = new Notifications(),
+) {
   const sessions = new Map<string, UploadSession>();
+  store.onChange = (change) =>
+    void notifications.changed({
+      type: change.type,
+      bucket: change.object.bucket,
+      object: objectResource(baseUrl(), change.object) as ObjectChange['object'],
+      ...(change.overwrote ? { overwroteGeneration: String(change.overwrote) } : {}),
+      ...(change.overwrittenBy ? { overwrittenByGeneration: String(change.overwrittenBy) } : {}),
+    });
+
+  /** `/b/{bucket}/notificationConfigs[/{id}]`: create, list, get, delete. */
+  async function notificationConfigs(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: { bucket: string; id?: string },
+    base: string,
+  ): Promise<void> {
+    if (!store.getBucket(route.bucket)) throw new HttpError(404, 'The specified bucket does not exist.');
+    try {
+      if (!route.id && req.method === 'POST') {
+        const body = JSON.parse((await readBody(req)).toString('utf8') || '{}') as Record<string, unknown>;
+        return sendJson(res, 200, notifications.create(route.bucket, body, base));
+      }
+      if (!route.id && req.method === 'GET')
+        return sendJson(res, 200, notifications.list(route.bucket, base));
+      if (route.id && req.method === 'GET')
+        return sendJson(res, 200, notifications.get(route.bucket, route.id, base));
+      if (route.id && req.method === 'DELETE') {
+        notifications.delete(route.bucket, route.id);
+        return sendEmpty(res, 204);
+      }
+    } catch (err) {
+      if (err instanceof NotificationError) throw new HttpError(err.status, err.message);
+      if (err instanceof SyntaxError) throw new HttpError(400, 'The body is not JSON.');
+      throw err;
+    }
+    throw new HttpError(400, `unsupported request ${req.method} notificationConfigs`);
+  }
 
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
@@ -101,6 +144,7 @@ export function createHandler(store: ObjectStore, faults: FaultInjector, baseUrl
       if (method === 'DELETE') {
         if (!(await store.deleteBucket(route.bucket)))
           throw new HttpError(409, 'The bucket you tried to delete is not empty.');
+        notifications.forgetBucket(route.bucket);
         return sendEmpty(res, 204);
       }
     }
@@ -117,6 +161,7 @@ export function createHandler(store: ObjectStore, faults: FaultInjector, baseUrl
       });
     }
     if (route.kind === 'compose' && method === 'POST') return await compose(req, res, route, base);
+    if (route.kind === 'notifications') return await notificationConfigs(req, res, route, base);
     if (route.kind === 'object' || route.kind === 'download') {
       const bucket = await store.bucket(route.bucket);
       if (!bucket) throw new HttpError(404, 'The specified bucket does not exist.');
@@ -402,6 +447,7 @@ type Route =
   | { kind: 'upload'; bucket: string }
   | { kind: 'layout'; bucket: string }
   | { kind: 'compose'; bucket: string; object: string }
+  | { kind: 'notifications'; bucket: string; id?: string }
   | ObjectRoute
   | { kind: 'unknown' };
 
@@ -432,6 +478,8 @@ function parseRoute(pathname: string): Route {
   if (kind === 'upload') return { kind: 'upload', bucket };
   if (seg.length === 2) return { kind: 'bucket', bucket };
   if (seg.length === 3 && seg[2] === 'storageLayout') return { kind: 'layout', bucket };
+  if (seg[2] === 'notificationConfigs' && seg.length <= 4)
+    return seg[3] ? { kind: 'notifications', bucket, id: seg[3] } : { kind: 'notifications', bucket };
   if (seg[2] === 'o' && (seg.length === 3 || seg[3] === '')) return { kind: 'objects', bucket };
   if (seg[2] === 'o') {
     const object = seg[3]!;

@@ -56,10 +56,23 @@ interface SavedMeta {
 const RESCAN_AFTER_MS = 1_000;
 const META_DIR = '.gcs-meta';
 
+/** A change of one object, for notifications; generations are those of the store. */
+export interface StoreChange {
+  type: 'OBJECT_FINALIZE' | 'OBJECT_METADATA_UPDATE' | 'OBJECT_DELETE';
+  object: ObjectMeta;
+  /** A write that replaced an object: the generation it replaced. */
+  overwrote?: number;
+  /** A delete by overwrite: the generation that replaced it. */
+  overwrittenBy?: number;
+}
+
 export class ObjectStore {
   private readonly buckets = new Map<string, BucketState>();
   private generationClock = Date.now() * 1000;
   private readonly scans = new Map<string, Promise<void>>();
+
+  /** Told of every object written, changed or deleted (the emulator's Pub/Sub notifications). */
+  onChange?: (change: StoreChange) => void;
 
   constructor(private readonly dir?: string) {}
 
@@ -164,6 +177,13 @@ export class ObjectStore {
     state.objects.set(name, object);
     if (!previous) insertSorted(state.names, name);
     this.scheduleSave(state);
+    if (previous)
+      this.onChange?.({ type: 'OBJECT_DELETE', object: previous, overwrittenBy: object.generation });
+    this.onChange?.({
+      type: 'OBJECT_FINALIZE',
+      object,
+      ...(previous ? { overwrote: previous.generation } : {}),
+    });
     return object;
   }
 
@@ -184,18 +204,21 @@ export class ObjectStore {
     };
     state.objects.set(name, updated);
     this.scheduleSave(state);
+    this.onChange?.({ type: 'OBJECT_METADATA_UPDATE', object: updated });
     return updated;
   }
 
   async deleteObject(bucket: string, name: string): Promise<boolean> {
     const state = this.buckets.get(bucket);
-    if (!state?.objects.has(name)) return false;
+    const deleted = state?.objects.get(name);
+    if (!state || !deleted) return false;
     state.objects.delete(name);
     state.data.delete(name);
     const index = lowerBound(state.names, name);
     if (state.names[index] === name) state.names.splice(index, 1);
     if (this.dir) await rm(this.objectPath(bucket, name), { force: true });
     this.scheduleSave(state);
+    this.onChange?.({ type: 'OBJECT_DELETE', object: deleted });
     return true;
   }
 
