@@ -196,9 +196,9 @@ async function stageAndDeploy(deps: AppDeps, actor: Actor, name: string, add: st
     const deployments: Record<string, Deployment> = {};
     for (const [worker, deployment] of Object.entries(current.deployments))
       deployments[worker] = { ...deployment, version: current.version, updated_at: now };
+    // Deploying (again) to a worker: pending until it reports on the new version.
     for (const worker of add)
-      if (!hasOwn(deployments, worker))
-        deployments[worker] = { state: 'pending', version: current.version, updated_at: now };
+      deployments[worker] = { state: 'pending', version: current.version, updated_at: now };
     tx.update(ref, { staged, deployments });
     writeTriggerRoutes(tx, db, tenant, name, definition, Object.keys(deployments));
     appendEventIn(tx, db, tenant, {
