@@ -17,6 +17,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import { parseDuration } from '../../shared/duration.ts';
 import type { EventType } from '../../shared/events/vocabulary.ts';
 import { cloudWorkerProblems } from '../../shared/job/cloud-worker-rules.ts';
+import { triggerOf } from '../../shared/job/schema.ts';
 import { collectionGroup } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { ContextStore } from '../contexts/store.ts';
@@ -41,6 +42,8 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
   const redactors = new Map<string, Redactor>();
   const egress = egressPolicyFor(deps.config.egressAllow);
   const notRun: NotRun[] = [];
+  /** Jobs without a trigger run once: after that run they are `stopped`, as on any worker. */
+  const runOnce = new Set<string>();
   const refuse = async (tenant: string, job: string, reason: string, details?: unknown) => {
     notRun.push({ tenant, job, reason });
     await appendEvent(db, tenant, {
@@ -81,6 +84,7 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
               return undefined;
             }
             redactors.set(`${tenant}/${record.name}`, values.redact);
+            if (!triggerOf(values.definition)) runOnce.add(`${tenant}/${record.name}`);
             return { tenant, name: record.name, version: staged.version, definition: values.definition };
           }),
         );
@@ -107,7 +111,7 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
   );
   await recordCloudStates(db, [
     ...notRun.map(({ tenant, job, reason }) => ({ tenant, job, state: 'failed' as const, error: reason })),
-    ...results.flatMap((result) => stateAfter(result) ?? []),
+    ...results.flatMap((result) => stateAfter(result, runOnce.has(`${result.tenant}/${result.job}`)) ?? []),
   ]).catch((err) => deps.logger.warn({ err }, "could not record the cloud worker's deployment states"));
   return results;
 }
@@ -117,14 +121,16 @@ type CloudState = DeploymentStateChange & { tenant: string };
 /**
  * The state a deployment on `cloud` shows after this tick, as a worker's heartbeat would
  * report it: `idle` between runs (also when not due yet, or stopped by the deadline or its
- * budget and carrying on next tick), `failed` with the reason. A run leased by another
- * invocation is that invocation's to record.
+ * budget and carrying on next tick), `stopped` once a job without a trigger has had its one
+ * run, `failed` with the reason. A run leased by another invocation is that invocation's to
+ * record.
  */
-function stateAfter(result: JobTickResult): CloudState | undefined {
+function stateAfter(result: JobTickResult, runsOnce: boolean): CloudState | undefined {
   const base = { tenant: result.tenant, job: result.job };
   switch (result.outcome) {
     case 'completed':
     case 'not-due':
+      return { ...base, state: runsOnce ? 'stopped' : 'idle' };
     case 'stopped-at-deadline':
     case 'stopped-at-budget':
       return { ...base, state: 'idle' };

@@ -61,7 +61,7 @@ async function transitions(name: string) {
 }
 
 describe('deployment states on the cloud worker', () => {
-  it('shows pending, then running during the run, then idle; undeploy makes it disappear', async () => {
+  it('shows pending, then running during the run, then stopped after the one run of a job without a trigger; undeploy makes it disappear', async () => {
     await put(
       'states',
       `name: states\ninput:\n  http-poll:\n    url: ${url()}\n    json: true\noutput:\n  discard: {}\n`,
@@ -80,8 +80,8 @@ describe('deployment states on the cloud worker', () => {
     expect((await cloudDeployment('states'))?.state).toBe('running');
     held.shift()!.end('{"ok":true}');
     await tick;
-    expect((await cloudDeployment('states'))?.state).toBe('idle');
-    expect(await transitions('states')).toEqual(['pending->running', 'running->idle']);
+    expect((await cloudDeployment('states'))?.state).toBe('stopped');
+    expect(await transitions('states')).toEqual(['pending->running', 'running->stopped']);
 
     const undeployed = await json(
       await t.request('/api/jobs/states/undeploy', jsonInit('POST', { workers: ['cloud'] }, admin)),
@@ -92,7 +92,7 @@ describe('deployment states on the cloud worker', () => {
     expect(await cloudDeployment('states')).toBeUndefined();
   });
 
-  it('shows failed with the reason while a run cannot happen, and idle once it can', async () => {
+  it('shows failed with the reason while a run cannot happen, and runs once it can', async () => {
     await put(
       'needs-var',
       `name: needs-var\ninput:\n  http-poll:\n    url: '${url()}\${dyn|STATES_SUFFIX}'\n    json: true\noutput:\n  discard: {}\n`,
@@ -112,8 +112,30 @@ describe('deployment states on the cloud worker', () => {
     await t.request('/api/variables/STATES_SUFFIX', jsonInit('PUT', { value: 'x' }, admin));
     onRequest = () => held.shift()!.end('{"ok":true}');
     await cloudWorkerTick(t.deps, Date.now() + 8_000);
-    expect((await cloudDeployment('needs-var'))?.state).toBe('idle');
-    expect(await transitions('needs-var')).toEqual(['pending->failed', 'failed->running', 'running->idle']);
+    expect((await cloudDeployment('needs-var'))?.state).toBe('stopped');
+    expect(await transitions('needs-var')).toEqual([
+      'pending->failed',
+      'failed->running',
+      'running->stopped',
+    ]);
+  });
+});
+
+describe('a job with a trigger on the cloud worker', () => {
+  it('is idle between runs', async () => {
+    await put(
+      'hourly',
+      `name: hourly\ninput:\n  http-poll:\n    url: ${url()}\n    json: true\n    trigger:\n      interval:\n        duration: 1h\noutput:\n  discard: {}\n`,
+    );
+    expect(
+      (await t.request('/api/jobs/hourly/deploy', jsonInit('POST', { workers: ['cloud'] }, admin))).status,
+    ).toBe(200);
+    // Its first run comes on the first tick that sees it; then it waits its hour.
+    await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    expect((await cloudDeployment('hourly'))?.state).toBe('idle');
+    await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    expect((await cloudDeployment('hourly'))?.state).toBe('idle');
+    expect(await transitions('hourly')).toEqual(['pending->running', 'running->idle']);
   });
 });
 
