@@ -82,6 +82,8 @@ describe('the event-relay function', () => {
     expect((await routeEvents(db, 'default', created.events)).map((r) => r.workers)).toEqual([
       ['relay-listener'],
     ]);
+    // The same event in another tenant's log reaches none of this tenant's workers.
+    expect(await routeEvents(db, 'another-tenant', created.events)).toEqual([]);
     expect(
       (await t.request('/api/workers/relay-listener', { method: 'DELETE', headers: admin })).status,
     ).toBe(204);
