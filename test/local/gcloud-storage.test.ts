@@ -3,12 +3,14 @@
  * (Google's Python client underneath) uploads small files in one multipart request (with
  * a single-quoted boundary and bare LF line ends) and large ones as resumable uploads under
  * /resumable/upload/..., lists, reads, moves (after asking the bucket's storage layout),
- * composes and removes. Each result is checked through the official Node client too.
+ * composes and removes, and the emulator's Pub/Sub notifications follow what it did. Each
+ * result is checked through the official Node client too.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PubSub } from '@google-cloud/pubsub';
 import { Storage } from '@google-cloud/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
@@ -94,5 +96,42 @@ describe('gcloud storage against the storage emulator', () => {
     await gcloud('rm', 'gs://tools/large.bin');
     const [files] = await bucket().getFiles();
     expect(files.map((f) => f.name).sort()).toEqual(['both.txt', 'moved.txt', 'second.txt']);
+  }, 120_000);
+
+  it('sends the Pub/Sub notifications of what gcloud uploads, moves and removes, and lists the config', async () => {
+    const pubsub = new PubSub({ projectId: 'demo-sluice' });
+    const [topic] = await pubsub.createTopic(`gcloud-${testSeed()}`);
+    const [subscription] = await topic.createSubscription(`gcloud-${testSeed()}-sub`);
+    const [notification] = await bucket().createNotification(topic.name, { payloadFormat: 'JSON_API_V1' });
+    expect(await gcloud('buckets', 'notifications', 'list', 'gs://tools')).toContain(
+      `id: '${notification.id}'`,
+    );
+
+    writeFileSync(join(dir, 'note.txt'), 'note\n');
+    await gcloud('cp', join(dir, 'note.txt'), 'gs://tools/note.txt');
+    await gcloud('mv', 'gs://tools/note.txt', 'gs://tools/note-moved.txt');
+    await gcloud('rm', 'gs://tools/note-moved.txt');
+
+    const seen: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`only ${seen.join(', ')}`)), 15_000);
+      subscription.on('message', (message) => {
+        message.ack();
+        seen.push(`${message.attributes.eventType} ${message.attributes.objectId}`);
+        if (seen.length === 4) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    expect(seen.sort()).toEqual([
+      'OBJECT_DELETE note-moved.txt',
+      'OBJECT_DELETE note.txt',
+      'OBJECT_FINALIZE note-moved.txt',
+      'OBJECT_FINALIZE note.txt',
+    ]);
+    await subscription.close();
+    await notification.delete();
+    await pubsub.close();
   }, 120_000);
 });
