@@ -105,5 +105,18 @@ describe('storage emulator notifications', () => {
       code: 400,
     });
     expect((await bucket.getNotifications())[0]).toEqual([]);
+    const notJson = await fetch(`${emulator.url}/storage/v1/b/notified-bad/notificationConfigs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{topic',
+    });
+    expect(notJson.status).toBe(400);
+    // Every JSON body of the emulator is read the same way: a bad one is the client's 400, not a 500.
+    const badBucket = await fetch(`${emulator.url}/storage/v1/b?project=${PROJECT}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{name',
+    });
+    expect(badBucket.status).toBe(400);
   });
 });

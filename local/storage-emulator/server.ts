@@ -60,23 +60,14 @@ export function createHandler(
     base: string,
   ): Promise<void> {
     if (!store.getBucket(route.bucket)) throw new HttpError(404, 'The specified bucket does not exist.');
-    try {
-      if (!route.id && req.method === 'POST') {
-        const body = JSON.parse((await readBody(req)).toString('utf8') || '{}') as Record<string, unknown>;
-        return sendJson(res, 200, notifications.create(route.bucket, body, base));
-      }
-      if (!route.id && req.method === 'GET')
-        return sendJson(res, 200, notifications.list(route.bucket, base));
-      if (route.id && req.method === 'GET')
-        return sendJson(res, 200, notifications.get(route.bucket, route.id, base));
-      if (route.id && req.method === 'DELETE') {
-        notifications.delete(route.bucket, route.id);
-        return sendEmpty(res, 204);
-      }
-    } catch (err) {
-      if (err instanceof NotificationError) throw new HttpError(err.status, err.message);
-      if (err instanceof SyntaxError) throw new HttpError(400, 'The body is not JSON.');
-      throw err;
+    if (!route.id && req.method === 'POST')
+      return sendJson(res, 200, notifications.create(route.bucket, await readJson(req), base));
+    if (!route.id && req.method === 'GET') return sendJson(res, 200, notifications.list(route.bucket, base));
+    if (route.id && req.method === 'GET')
+      return sendJson(res, 200, notifications.get(route.bucket, route.id, base));
+    if (route.id && req.method === 'DELETE') {
+      notifications.delete(route.bucket, route.id);
+      return sendEmpty(res, 204);
     }
     throw new HttpError(400, `unsupported request ${req.method} notificationConfigs`);
   }
@@ -100,7 +91,12 @@ export function createHandler(
         res.destroy(err as Error);
         return;
       }
-      const status = err instanceof HttpError ? err.status : err instanceof UnsafeNameError ? 400 : 500;
+      const status =
+        err instanceof HttpError || err instanceof NotificationError
+          ? err.status
+          : err instanceof UnsafeNameError
+            ? 400
+            : 500;
       sendJson(res, status, errorBody(status, (err as Error).message));
     }
   };
@@ -125,7 +121,7 @@ export function createHandler(
         });
       }
       if (method === 'POST') {
-        const body = JSON.parse((await readBody(req)).toString() || '{}') as { name?: string };
+        const body = (await readJson(req)) as { name?: string };
         if (!body.name || !BUCKET_NAME.test(body.name))
           throw new HttpError(400, `Invalid bucket name: '${body.name ?? ''}'`);
         const created = await store.createBucket(body.name);
@@ -177,7 +173,7 @@ export function createHandler(
         return sendJson(res, 200, fields(objectResource(base, object)));
       }
       if (method === 'PATCH' || method === 'PUT') {
-        const patch = JSON.parse((await readBody(req)).toString() || '{}') as Partial<WritableMeta>;
+        const patch = (await readJson(req)) as Partial<WritableMeta>;
         return sendJson(
           res,
           200,
@@ -370,7 +366,7 @@ export function createHandler(
     if (!source) throw new HttpError(404, `No such object: ${route.bucket}/${route.object}`);
     const target = route.action!;
     if (!store.getBucket(target.bucket)) throw new HttpError(404, 'The destination bucket does not exist.');
-    const overrides = JSON.parse((await readBody(req)).toString() || '{}') as Partial<WritableMeta>;
+    const overrides = (await readJson(req)) as Partial<WritableMeta>;
     const data = await store.readAll(source);
     const object = await store.putObject(target.bucket, target.object, data, {
       contentType: source.contentType,
@@ -398,7 +394,7 @@ export function createHandler(
     route: { bucket: string; object: string },
     base: string,
   ): Promise<void> {
-    const request = JSON.parse((await readBody(req)).toString() || '{}') as {
+    const request = (await readJson(req)) as {
       sourceObjects?: { name?: string }[];
       destination?: Partial<WritableMeta>;
     };
@@ -422,7 +418,7 @@ export function createHandler(
 
   async function admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     if (url.pathname === '/_emulator/faults' && req.method === 'POST') {
-      faults.configure(JSON.parse((await readBody(req)).toString() || '{}'));
+      faults.configure(await readJson(req));
       return sendEmpty(res, 204);
     }
     if (url.pathname === '/_emulator/stats' && req.method === 'GET') return sendJson(res, 200, faults.stats);
@@ -638,6 +634,16 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
+}
+
+/** A JSON request body (an empty one is `{}`); anything else is the client's 400, not a 500. */
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const text = (await readBody(req)).toString('utf8');
+  try {
+    return (text ? JSON.parse(text) : {}) as Record<string, unknown>;
+  } catch {
+    throw new HttpError(400, 'The request body is not JSON.');
+  }
 }
 
 async function drain(req: IncomingMessage): Promise<void> {
