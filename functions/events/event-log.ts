@@ -50,8 +50,12 @@ function nextEventId(now: Date): string {
     lastIdMs = ms;
     sameMsSequence = 0;
   }
-  const time = new Date(ms).toISOString().replace(/[-:.TZ]/g, '');
-  return `${time}-${sameMsSequence.toString(36).padStart(4, '0')}${randomBytes(4).toString('hex')}`;
+  return `${eventIdTime(new Date(ms))}-${sameMsSequence.toString(36).padStart(4, '0')}${randomBytes(4).toString('hex')}`;
+}
+
+/** The time part that starts an event id: every event made after `date` has a greater id. */
+export function eventIdTime(date: Date): string {
+  return date.toISOString().replace(/[-:.TZ]/g, '');
 }
 
 export function eventsCollection(db: Firestore, tenant: string) {

@@ -295,7 +295,7 @@ export async function previewRendering(
   tenant: string,
   name: string,
   worker: string,
-): Promise<WorkerRendering> {
+): Promise<{ definition: JobDefinition; sources: WorkerRendering['resolved']['sources'] }> {
   const record = await loadJob(deps, tenant, name);
   const contexts = new ContextStore(await deps.clients.firestore());
   const input = record.staged
@@ -311,7 +311,7 @@ export async function previewRendering(
       `job ${name} does not render for worker ${worker}`,
       renderingFailures([rendering!]),
     );
-  return rendering!;
+  return { definition: rendering!.result.definition, sources: rendering!.resolved.sources };
 }
 
 export interface DeploymentStateChange {

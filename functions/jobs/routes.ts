@@ -248,9 +248,8 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
     async (c) => {
       const { name } = c.req.valid('param');
       const { worker } = c.req.valid('query');
-      const rendering = await previewRendering(deps, c.get('principal').tenant, name, worker);
-      const definition = (rendering.result.ok ? rendering.result.definition : {}) as Record<string, unknown>;
-      return c.json({ definition, sources: rendering.resolved.sources }, 200);
+      const { definition, sources } = await previewRendering(deps, c.get('principal').tenant, name, worker);
+      return c.json({ definition: definition as Record<string, unknown>, sources }, 200);
     },
   );
 

@@ -22,6 +22,7 @@ import { messageFiltersOf, routeMatches, sentByAddress } from '../../shared/even
 import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
 import { collectionGroup, tenantCollection } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
+import { eventIdTime } from '../events/event-log.ts';
 import { publishToWorkers } from './worker-channel.ts';
 
 interface StoredRoutes {
@@ -104,7 +105,7 @@ const RELISTEN_AFTER = 2_000;
 export function startEventRelay(deps: AppDeps, options: { onError?: (err: Error) => void } = {}): () => void {
   let stopped = false;
   let unsubscribe: (() => void) | undefined;
-  let cursor = new Date().toISOString().replace(/[-:.TZ]/g, '');
+  let cursor = eventIdTime(new Date());
   let seen = 0;
   const listen = async () => {
     const db = await deps.clients.firestore();

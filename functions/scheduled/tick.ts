@@ -37,7 +37,7 @@ import type { EgressPolicy } from '../runner/egress/policy.ts';
 import { firestoreFingerprints, firestoreWatermarks } from '../runner/fingerprints/firestore.ts';
 import type { GcsInputOptions } from '../runner/inputs/gcs/index.ts';
 import { createPrintOutput } from '../runner/outputs/print/index.ts';
-import { bindOutput } from '../runner/run-output.ts';
+import { type BoundOutput, bindOutput } from '../runner/run-output.ts';
 import { randomOffset, runDueWindows } from '../runner/triggers.ts';
 import {
   type Input,
@@ -288,10 +288,7 @@ function outputOf(
 }
 
 /** The bound output, checking the run's time limit after each delivery. */
-function limitChecked(
-  output: ReturnType<typeof bindOutput>,
-  checkLimit: () => void,
-): ReturnType<typeof bindOutput> {
+function limitChecked(output: BoundOutput, checkLimit: () => void): BoundOutput {
   const lines = output.context.deliverJsonLines;
   return {
     ...output,

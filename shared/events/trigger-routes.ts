@@ -14,7 +14,7 @@
  *   routeMatches(filters, event);                   // true for a job-run-ended of job a
  */
 import { type MessageFilter, matchesMessageFilter } from './filter.ts';
-import type { SluiceEvent } from './vocabulary.ts';
+import { kindOf, type SluiceEvent } from './vocabulary.ts';
 
 const FILTER_KEYS = [
   'filter-kind',
@@ -55,8 +55,7 @@ export function routeMatches(filters: readonly MessageFilter[], event: SluiceEve
  * deliver them twice.
  */
 export function sentByAddress(event: SluiceEvent): boolean {
-  if (event.type === 'user-generated' || event.type === 'user-alert' || event.type === 'user-notification')
-    return true;
+  if (kindOf(event.type) === 'user') return true;
   return event.type === 'context-changed' && (event.payload as { scope?: string }).scope !== 'job';
 }
 

@@ -180,39 +180,23 @@ async function exerciseGcsInput() {
     );
     planGcsInput(recorded(variant.input.gcs!, 'input.gcs', reads));
   }
-  const withPath = rendered(
-    {
-      gcs: {
-        'bucket-name': 'walk-bucket',
-        'object-names': ['x/'],
-        credentials: { 'storage-url': 'gs://walk-bucket', 'application-credentials': { path: '/k.json' } },
+  for (const source of [
+    { 'application-credentials': { path: '/k.json' } },
+    { 'service-account': { path: '/k.json' } },
+    { 'application-credentials': { key: KEY } },
+  ]) {
+    const variant = rendered(
+      {
+        gcs: {
+          'bucket-name': 'walk-bucket',
+          'object-names': ['x/'],
+          credentials: { 'storage-url': 'gs://walk-bucket', ...source },
+        },
       },
-    },
-    { discard: {} },
-  );
-  storageOptions(recorded(withPath.input.gcs!, 'input.gcs', reads).credentials, {});
-  const saPath = rendered(
-    {
-      gcs: {
-        'bucket-name': 'walk-bucket',
-        'object-names': ['x/'],
-        credentials: { 'storage-url': 'gs://walk-bucket', 'service-account': { path: '/k.json' } },
-      },
-    },
-    { discard: {} },
-  );
-  storageOptions(recorded(saPath.input.gcs!, 'input.gcs', reads).credentials, {});
-  const appKey = rendered(
-    {
-      gcs: {
-        'bucket-name': 'walk-bucket',
-        'object-names': ['x/'],
-        credentials: { 'storage-url': 'gs://walk-bucket', 'application-credentials': { key: KEY } },
-      },
-    },
-    { discard: {} },
-  );
-  storageOptions(recorded(appKey.input.gcs!, 'input.gcs', reads).credentials, {});
+      { discard: {} },
+    );
+    storageOptions(recorded(variant.input.gcs!, 'input.gcs', reads).credentials, {});
+  }
 }
 
 async function exerciseHttpPoll() {

@@ -15,6 +15,7 @@ import { serveTestApp, type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { json, jsonInit } from '../helpers/http.ts';
 import { startWorkerProcess } from '../helpers/worker-process.ts';
+import { deployJob } from '../security/worker-helpers.ts';
 
 let t: TestApp;
 let api: { url: string; close(): Promise<void> };
@@ -60,16 +61,6 @@ async function worker(id: string) {
   return started;
 }
 
-async function deploy(name: string, yaml: string, workers: string[]) {
-  await t.request(`/api/jobs/${name}`, {
-    method: 'PUT',
-    headers: { ...admin, 'content-type': 'application/yaml' },
-    body: yaml,
-  });
-  const res = await t.request(`/api/jobs/${name}/deploy`, jsonInit('POST', { workers }, admin));
-  expect(res.status).toBe(200);
-}
-
 const url = (path: string) => `http://127.0.0.1:${(upstream.address() as AddressInfo).port}${path}`;
 
 const onEnd = (name: string, path: string, limit?: number) =>
@@ -81,15 +72,17 @@ describe('job chaining through message triggers', () => {
     await worker('chain-w-a');
     await worker('chain-w-c');
     // B (limit 3) and C (no limit) listen for A's ends on w-b; C shows the messages kept coming.
-    await deploy('chain-b', onEnd('chain-b', '/b', 3), ['chain-w-b']);
-    await deploy('chain-c', onEnd('chain-c', '/c'), ['chain-w-b']);
+    await deployJob(t, admin, 'chain-b', ['chain-w-b'], onEnd('chain-b', '/b', 3));
+    await deployJob(t, admin, 'chain-c', ['chain-w-b'], onEnd('chain-c', '/c'));
     expect(await until(() => b.stderr().includes('chain-c: starting'), 20_000), b.stderr()).toBe(true);
     expect(await until(() => b.stderr().includes('chain-b: starting'), 20_000), b.stderr()).toBe(true);
 
-    await deploy(
+    await deployJob(
+      t,
+      admin,
       'chain-a',
-      `name: chain-a\ninput:\n  http-poll:\n    url: ${url('/a')}\n    json: true\n    trigger:\n      interval:\n        duration: 700ms\noutput:\n  discard: {}\n`,
       ['chain-w-a'],
+      `name: chain-a\ninput:\n  http-poll:\n    url: ${url('/a')}\n    json: true\n    trigger:\n      interval:\n        duration: 700ms\noutput:\n  discard: {}\n`,
     );
     expect(await until(() => count('/b') >= 3, 20_000)).toBe(true);
     // Each of B's runs follows one of A's within 2 s (A's run ends right after its request).
@@ -116,10 +109,12 @@ describe('job chaining through message triggers', () => {
 
   it('routes each kind of event by type, source, job, worker and kind, and nothing a trigger cannot match', async () => {
     const db = await t.deps.clients.firestore();
-    await deploy(
+    await deployJob(
+      t,
+      admin,
       'on-worker-events',
-      `name: on-worker-events\ninput:\n  http-poll:\n    url: ${url('/w')}\n    json: true\n    trigger:\n      message:\n        filter-source: [worker]\n        filter-worker: chain-w-a\noutput:\n  discard: {}\n`,
       ['chain-w-c'],
+      `name: on-worker-events\ninput:\n  http-poll:\n    url: ${url('/w')}\n    json: true\n    trigger:\n      message:\n        filter-source: [worker]\n        filter-worker: chain-w-a\noutput:\n  discard: {}\n`,
     );
     const base = { id: 'x', time: new Date().toISOString(), payload: {} };
     const workerEvent = {

@@ -10,6 +10,7 @@ import { cloudWorkerTick } from '../../functions/scheduled/cloud-worker.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { json, jsonInit } from '../helpers/http.ts';
+import { deployJob } from '../security/worker-helpers.ts';
 
 let t: TestApp;
 let admin: Record<string, string>;
@@ -62,13 +63,13 @@ async function transitions(name: string) {
 
 describe('deployment states on the cloud worker', () => {
   it('shows pending, then running during the run, then stopped after the one run of a job without a trigger; undeploy makes it disappear', async () => {
-    await put(
+    await deployJob(
+      t,
+      admin,
       'states',
+      ['cloud'],
       `name: states\ninput:\n  http-poll:\n    url: ${url()}\n    json: true\noutput:\n  discard: {}\n`,
     );
-    expect(
-      (await t.request('/api/jobs/states/deploy', jsonInit('POST', { workers: ['cloud'] }, admin))).status,
-    ).toBe(200);
     expect((await cloudDeployment('states'))?.state).toBe('pending');
 
     const requested = new Promise<void>((resolve) => {
@@ -93,13 +94,13 @@ describe('deployment states on the cloud worker', () => {
   });
 
   it('shows failed with the reason while a run cannot happen, and runs once it can', async () => {
-    await put(
+    await deployJob(
+      t,
+      admin,
       'needs-var',
+      ['cloud'],
       `name: needs-var\ninput:\n  http-poll:\n    url: '${url()}\${dyn|STATES_SUFFIX}'\n    json: true\noutput:\n  discard: {}\n`,
     );
-    expect(
-      (await t.request('/api/jobs/needs-var/deploy', jsonInit('POST', { workers: ['cloud'] }, admin))).status,
-    ).toBe(200);
     await cloudWorkerTick(t.deps, Date.now() + 5_000);
     const failed = await json(await t.request('/api/jobs/needs-var', { headers: admin }));
     expect(failed.deployments).toEqual([expect.objectContaining({ worker: 'cloud', state: 'failed' })]);
@@ -123,13 +124,13 @@ describe('deployment states on the cloud worker', () => {
 
 describe('a job with a trigger on the cloud worker', () => {
   it('is idle between runs', async () => {
-    await put(
+    await deployJob(
+      t,
+      admin,
       'hourly',
+      ['cloud'],
       `name: hourly\ninput:\n  http-poll:\n    url: ${url()}\n    json: true\n    trigger:\n      interval:\n        duration: 1h\noutput:\n  discard: {}\n`,
     );
-    expect(
-      (await t.request('/api/jobs/hourly/deploy', jsonInit('POST', { workers: ['cloud'] }, admin))).status,
-    ).toBe(200);
     // Its first run comes on the first tick that sees it; then it waits its hour.
     await cloudWorkerTick(t.deps, Date.now() + 5_000);
     expect((await cloudDeployment('hourly'))?.state).toBe('idle');
@@ -141,13 +142,13 @@ describe('a job with a trigger on the cloud worker', () => {
 
 describe('staging a job already on the cloud worker', () => {
   it('refuses a version the cloud worker cannot run (a message trigger), and changes nothing', async () => {
-    await put(
+    await deployJob(
+      t,
+      admin,
       'chain',
+      ['cloud'],
       `name: chain\ninput:\n  http-poll:\n    url: ${url()}\n    json: true\n    trigger:\n      interval:\n        duration: 1h\noutput:\n  discard: {}\n`,
     );
-    expect(
-      (await t.request('/api/jobs/chain/deploy', jsonInit('POST', { workers: ['cloud'] }, admin))).status,
-    ).toBe(200);
     const before = await json(await t.request('/api/jobs/chain', { headers: admin }));
     await put(
       'chain',
