@@ -10,6 +10,7 @@
  */
 
 import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
+import type { ActionChain } from './actions/chain.ts';
 
 /** One event flowing through a job: a JSON object. */
 export type RunEvent = Record<string, unknown>;
@@ -130,6 +131,12 @@ export interface RunContext {
   acknowledge?: (units?: DeliveryUnit[]) => Promise<void>;
   /** Set when the output wants each delivery to hold one unit's events (see DeliveryUnit). */
   perUnit?: boolean;
+  /**
+   * The job's actions, for an input that applies them itself to the JSON lines it hands to
+   * `deliverJsonLines` (`Input.appliesActionsToJsonLines`). Events given to `deliver` are
+   * still passed through them by the runner.
+   */
+  actions?: ActionChain;
   fingerprints: FingerprintStore;
   watermarks: WatermarkStore;
   report(report: RunReport): void;
@@ -142,6 +149,11 @@ export interface Input {
    * an input commits fingerprints only after that, never before.
    */
   run(ctx: RunContext, deliver: (events: RunEvent[], unit?: DeliveryUnit) => Promise<void>): Promise<void>;
+  /**
+   * Whether the input applies `ctx.actions` to the JSON lines it delivers, so that lines
+   * can keep their fast path when a job has actions (the `gcs` input does).
+   */
+  readonly appliesActionsToJsonLines?: boolean;
 }
 
 /** Messages a worker receives, for `message`-triggered inputs. */

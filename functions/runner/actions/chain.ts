@@ -18,6 +18,7 @@ import { deletePath, getPath, parseFieldPath, setPath } from '../../../shared/jo
 import type { Action } from '../../../shared/job/actions/schema.ts';
 import { compileTimestampFormat } from '../../../shared/job/actions/strftime.ts';
 import type { RunEvent } from '../types.ts';
+import { compileLineChain, type LineChain, reasonOf } from './line-chain.ts';
 import { celToJson } from './to-json.ts';
 
 export interface ActionFailure {
@@ -45,6 +46,11 @@ export interface ActionChain {
   apply(event: RunEvent): RunEvent | undefined;
   /** Counts since the last call, which resets them. */
   takeStats(): ActionStats;
+  /**
+   * The same actions for NDJSON lines as bytes (line-chain.ts), counted and reported with
+   * `apply`'s; undefined when they need whole events.
+   */
+  readonly lines: LineChain | undefined;
 }
 
 /** Returned by a step that drops the event. */
@@ -80,7 +86,22 @@ export function compileActionChain(
     errors: steps.map(() => 0),
   });
   let stats = newStats();
+  const lines = compileLineChain(
+    actions,
+    {
+      stats: () => stats,
+      fail: (action, field, reason) =>
+        options.onError?.({
+          action,
+          kind: kinds[action]!,
+          ...(field !== undefined ? { field } : {}),
+          reason,
+        }),
+    },
+    variables,
+  );
   return {
+    lines,
     bind({ job, worker }) {
       variables.job = job;
       variables.worker = worker;
@@ -123,11 +144,6 @@ export function compileActionChain(
 
 // Holds no event between calls, so a chain never keeps the last event alive.
 const EMPTY: RunEvent = Object.freeze({}) as RunEvent;
-
-function reasonOf(err: unknown): string {
-  const error = err as { summary?: string; message?: string };
-  return error.summary ?? error.message ?? String(err);
-}
 
 function compileStep(kind: string, spec: unknown, variables: CelVariables): Step {
   switch (kind) {

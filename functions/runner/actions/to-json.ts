@@ -8,6 +8,9 @@
  *   celToJson(42n); // 42
  */
 
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
 export function celToJson(value: unknown): unknown {
   switch (typeof value) {
     case 'string':
@@ -16,9 +19,7 @@ export function celToJson(value: unknown): unknown {
     case 'number':
       return Number.isFinite(value) ? value : null;
     case 'bigint':
-      return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
-        ? Number(value)
-        : value.toString();
+      return value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value.toString();
     case 'undefined':
       return null;
     case 'object':

@@ -1,10 +1,12 @@
 /**
  * Puts a job's `actions` between its input and its output. A job without actions gets
  * its input back unchanged, so its events keep every fast path (a gcs input hands NDJSON
- * lines to `print` as bytes, never parsed). With actions the input delivers event
- * objects, each goes through the chain compiled once here, and each run reports its
- * counts (`job-metrics`, `actions`) and a sample of evaluation errors (`job-errors`, with
- * the action's index and field, never the event's values).
+ * lines to `print` as bytes, never parsed). With actions, each event goes through the
+ * chain compiled once here: an input that can apply it to JSON lines itself (`gcs`) gets it
+ * as `ctx.actions` and keeps delivering lines; any other delivers event objects, which
+ * pass through it here. Each run reports the counts (`job-metrics`, `actions`) and a
+ * sample of evaluation errors (`job-errors`, with the action's index and field, never the
+ * event's values).
  *
  * @example
  *   const input = withActions(inputFor(definition), definition);
@@ -34,10 +36,12 @@ export function withActions(input: Input, definition: Pick<JobDefinition, 'actio
         const { reason: message, ...where } = failure;
         ctx.report({ type: 'job-errors', payload: { reason: 'action-evaluation-error', ...where, message } });
       };
-      // Actions need event objects: without deliverJsonLines the input parses its events.
-      const { deliverJsonLines: _, ...objectsOnly } = ctx;
+      // Other inputs get no deliverJsonLines: they deliver event objects, for the chain below.
+      const { deliverJsonLines, ...objectsOnly } = ctx;
+      const inner =
+        input.appliesActionsToJsonLines && deliverJsonLines ? { ...ctx, actions: chain } : objectsOnly;
       try {
-        await input.run(objectsOnly, async (batch, unit) => {
+        await input.run(inner, async (batch, unit) => {
           const out: RunEvent[] = [];
           for (let i = 0; i < batch.length; i++) {
             const event = chain.apply(batch[i]!);

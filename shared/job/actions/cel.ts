@@ -24,7 +24,17 @@ export interface CelVariables {
 export type CelProgram = (variables: CelVariables) => unknown;
 
 export type CelCompiled =
-  | { ok: true; program: CelProgram; type: string }
+  | {
+      ok: true;
+      program: CelProgram;
+      type: string;
+      /**
+       * The top-level fields of `event` the expression reads (`event.name`, `event["name"]`,
+       * optional forms too); undefined when it uses `event` in any other way (`size(event)`,
+       * `"a" in event`, a macro variable named `event`), so that it may read any field.
+       */
+      eventFields: string[] | undefined;
+    }
   | { ok: false; message: string /** 0-based offset in the expression. */; offset: number };
 
 /** Parse-time limits: a job's expression is a line or a few, never a program. */
@@ -67,7 +77,12 @@ export function compileCel(source: string): CelCompiled {
   if (!checked.valid) return problem(checked.error, 'type');
   const regexProblem = useRe2ForMatches(program.ast as unknown as AstNode);
   if (regexProblem) return regexProblem;
-  return { ok: true, program: program as CelProgram, type: checked.type ?? 'dyn' };
+  return {
+    ok: true,
+    program: program as CelProgram,
+    type: checked.type ?? 'dyn',
+    eventFields: eventFieldsRead(program.ast as unknown as AstNode),
+  };
 }
 
 function problem(err: unknown, what: 'syntax' | 'type'): CelCompiled {
@@ -134,6 +149,41 @@ function useRe2ForMatches(root: AstNode): CelCompiled | undefined {
     else if (isNode(node.args)) stack.push(node.args);
   }
   return undefined;
+}
+
+const FIELD_OPS = new Set(['.', '.?']);
+const INDEX_OPS = new Set(['[]', '[?]']);
+
+function eventFieldsRead(root: AstNode): string[] | undefined {
+  const fields = new Set<string>();
+  const stack: unknown[] = [root];
+  while (stack.length) {
+    const node = stack.pop();
+    if (Array.isArray(node)) {
+      stack.push(...node);
+      continue;
+    }
+    if (!isNode(node)) continue;
+    if (node.op === 'id' && node.args === 'event') return undefined;
+    const args = node.args as unknown[];
+    if ((FIELD_OPS.has(node.op) || INDEX_OPS.has(node.op)) && isEventId(args[0])) {
+      const key = FIELD_OPS.has(node.op) ? args[1] : literalString(args[1]);
+      if (typeof key !== 'string') return undefined;
+      fields.add(key);
+      continue;
+    }
+    if (Array.isArray(node.args)) stack.push(...node.args);
+    else if (isNode(node.args)) stack.push(node.args);
+  }
+  return [...fields];
+}
+
+function isEventId(value: unknown): boolean {
+  return isNode(value) && value.op === 'id' && value.args === 'event';
+}
+
+function literalString(value: unknown): string | undefined {
+  return isNode(value) && value.op === 'value' && typeof value.args === 'string' ? value.args : undefined;
 }
 
 function isNode(value: unknown): value is AstNode {

@@ -5,7 +5,8 @@
  * As JSON lines, an NDJSON line that is one JSON object stays bytes from download to
  * output: checked and copied, its metadata fields spliced in before the closing brace, a
  * chunk of lines at a time (`JsonLineSplicer`, WebAssembly). Any other event is serialized
- * with `JSON.stringify`.
+ * with `JSON.stringify`. A job's actions apply to either form: to JSON lines as bytes when
+ * the chain allows (actions/line-chain.ts with member-scan.ts), else to each event parsed.
  *
  * @example
  *   const batcher = jsonLines.batcher(plan, meta);
@@ -13,11 +14,13 @@
  *   if (stop < spans.length) batcher.value(JSON.parse(bytes.toString('utf8', spans[stop], spans[stop + 1])));
  *   deliverJsonLines(batcher.take()!);
  */
+import type { ActionChain } from '../../actions/chain.ts';
 import type { JsonLines, RunEvent } from '../../types.ts';
 import type { RowSlice } from './arrow-rows.ts';
 import { eventShape, metadataEntries, type ShapePlan } from './fields.ts';
 import { JsonLineSplicer } from './json-splicer.ts';
 import type { ObjectMeta } from './list.ts';
+import { MemberLines } from './member-scan.ts';
 
 /** Collects one object's events, shaped, as batches of `B`. */
 export interface EventBatcher<B> {
@@ -76,93 +79,132 @@ export const eventObjects: BatchFormat<RunEvent[]> = {
 /** First room of a batch's buffer: about one decompressed chunk of NDJSON with its metadata. */
 const INITIAL_BATCH_BYTES = 128 * 1024;
 
-export const jsonLines: BatchFormat<JsonLines> = {
-  batcher(plan, meta) {
-    const shape = eventShape(plan, meta);
-    const entries = metadataEntries(plan.fields, meta);
-    // `,"object":"logs/a.json"}\n`: what the metadata adds to an object's line, and the
-    // names a line's own keys must not have for it to be spliced (they would appear twice).
-    const suffix = Buffer.from(
-      `${entries.map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v ?? null)}`).join('')}}\n`,
-    );
-    const names = entries.map(([name]) => name);
-    const reserved = names.map((name) => Buffer.from(name));
-    // With `data-field` a line's object is nested, never spliced.
-    const splices = !plan.dataField;
-    let made: JsonLineSplicer | undefined;
-    const splicer = () => {
-      made ??= new JsonLineSplicer(suffix, reserved, entries.length > 0);
-      return made;
-    };
-    let out = Buffer.allocUnsafe(INITIAL_BATCH_BYTES);
-    let length = 0;
-    let count = 0;
-    const room = (bytes: number) => {
-      if (length + bytes <= out.length) return;
-      const grown = Buffer.allocUnsafe(Math.max(out.length * 2, length + bytes));
-      out.copy(grown, 0, 0, length);
-      out = grown;
-    };
-    /** Lines the splicer made. */
-    const take = (lines: Uint8Array, events: number) => {
-      room(lines.length);
-      out.set(lines, length);
-      length += lines.length;
-      count += events;
-    };
-    const add = (event: RunEvent) => {
-      const json = JSON.stringify(event);
-      room(json.length * 3 + 1);
-      length += out.write(json, length);
-      out[length++] = 0x0a;
-      count++;
-    };
-    return {
-      lines(bytes, spans, from) {
-        if (!splices) return from;
-        const { next, output } = splicer().splice(bytes, spans, from);
-        take(output, (next - from) >> 1);
-        return next;
-      },
-      value: (value) => add(shape.fromValue(value)),
-      rows(slice) {
-        let from = 0;
-        if (splices) {
-          // Written from the JSON of each column when the rows would serialize as their
-          // columns do: no row objects, and one JSON.stringify per column (about half the
-          // time of one over the rows, `npm run bench:gcs:parquet`).
-          const columns = columnsJson(slice, names);
-          if (columns) {
-            take(splicer().spliceColumns(columns.keys, columns.texts, slice.count), slice.count);
-            return;
-          }
-          const spliced = splicer().spliceArray(JSON.stringify(slice.rows()), slice.count);
-          take(spliced.output, spliced.taken);
-          from = spliced.taken;
+export const jsonLines: BatchFormat<JsonLines> = jsonLinesWithActions(undefined);
+
+/** JSON lines of the events `chain` gives (without one: as read). */
+export function jsonLinesWithActions(chain: ActionChain | undefined): BatchFormat<JsonLines> {
+  return {
+    batcher: (plan, meta) => jsonLinesBatcher(plan, meta, chain),
+    size: (batch) => batch.count,
+    join(batches) {
+      if (batches.length === 1) return batches[0]!;
+      let count = 0;
+      for (const batch of batches) count += batch.count;
+      return { chunks: batches.flatMap((batch) => batch.chunks), count };
+    },
+  };
+}
+
+function jsonLinesBatcher(
+  plan: ShapePlan,
+  meta: ObjectMeta,
+  chain: ActionChain | undefined,
+): EventBatcher<JsonLines> {
+  const shape = eventShape(plan, meta);
+  const entries = metadataEntries(plan.fields, meta);
+  // `,"object":"logs/a.json"}\n`: what the metadata adds to an object's line, and the
+  // names a line's own keys must not have for it to be spliced (they would appear twice).
+  const suffix = Buffer.from(
+    `${entries.map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v ?? null)}`).join('')}}\n`,
+  );
+  const names = entries.map(([name]) => name);
+  const reserved = names.map((name) => Buffer.from(name));
+  // With `data-field` a line's object is nested, never spliced.
+  const splices = !plan.dataField;
+  let made: JsonLineSplicer | undefined;
+  const splicer = () => {
+    made ??= new JsonLineSplicer(suffix, reserved, entries.length > 0);
+    return made;
+  };
+  // Actions apply to lines as bytes unless they touch the metadata fields (which the
+  // suffix adds after them) or `keep` would drop those.
+  const lineChain = chain?.lines;
+  const linesTakeActions =
+    splices &&
+    lineChain !== undefined &&
+    !names.some((name) => lineChain.wanted.includes(name)) &&
+    (lineChain.keepOthers || names.length === 0);
+  let members: MemberLines | undefined;
+  let out = Buffer.allocUnsafe(INITIAL_BATCH_BYTES);
+  let length = 0;
+  let count = 0;
+  const room = (bytes: number) => {
+    if (length + bytes <= out.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(out.length * 2, length + bytes));
+    out.copy(grown, 0, 0, length);
+    out = grown;
+  };
+  /** Lines the splicer made. */
+  const take = (lines: Uint8Array, events: number) => {
+    room(lines.length);
+    out.set(lines, length);
+    length += lines.length;
+    count += events;
+  };
+  const add = (made: RunEvent) => {
+    const event = chain ? chain.apply(made) : made;
+    if (event === undefined) return;
+    const json = JSON.stringify(event);
+    room(json.length * 3 + 1);
+    length += out.write(json, length);
+    out[length++] = 0x0a;
+    count++;
+  };
+  return {
+    lines(bytes, spans, from) {
+      if (!splices) return from;
+      if (chain) {
+        if (!linesTakeActions) return from;
+        members ??= new MemberLines(suffix, reserved, entries.length > 0, lineChain.wanted);
+        const scan = members.scan(bytes, spans, from);
+        const edits = lineChain.apply(scan);
+        take(
+          scan.emit(
+            edits.plans,
+            edits.extra,
+            edits.extraLength,
+            lineChain.keepOthers,
+            lineChain.maxKeyLength,
+          ),
+          edits.kept,
+        );
+        return scan.next;
+      }
+      const { next, output } = splicer().splice(bytes, spans, from);
+      take(output, (next - from) >> 1);
+      return next;
+    },
+    value: (value) => add(shape.fromValue(value)),
+    rows(slice) {
+      let from = 0;
+      if (splices && !chain) {
+        // Written from the JSON of each column when the rows would serialize as their
+        // columns do: no row objects, and one JSON.stringify per column (about half the
+        // time of one over the rows, `npm run bench:gcs:parquet`).
+        const columns = columnsJson(slice, names);
+        if (columns) {
+          take(splicer().spliceColumns(columns.keys, columns.texts, slice.count), slice.count);
+          return;
         }
-        const rows = slice.rows();
-        for (let i = from; i < rows.length; i++) add(shape.fromValue(rows[i]));
-      },
-      text: (text) => add(shape.fromText(text)),
-      event: add,
-      take() {
-        if (!count) return undefined;
-        const batch = { chunks: [out.subarray(0, length)], count };
-        out = Buffer.allocUnsafe(Math.max(INITIAL_BATCH_BYTES, length));
-        length = 0;
-        count = 0;
-        return batch;
-      },
-    };
-  },
-  size: (batch) => batch.count,
-  join(batches) {
-    if (batches.length === 1) return batches[0]!;
-    let count = 0;
-    for (const batch of batches) count += batch.count;
-    return { chunks: batches.flatMap((batch) => batch.chunks), count };
-  },
-};
+        const spliced = splicer().spliceArray(JSON.stringify(slice.rows()), slice.count);
+        take(spliced.output, spliced.taken);
+        from = spliced.taken;
+      }
+      const rows = slice.rows();
+      for (let i = from; i < rows.length; i++) add(shape.fromValue(rows[i]));
+    },
+    text: (text) => add(shape.fromText(text)),
+    event: add,
+    take() {
+      if (!count) return undefined;
+      const batch = { chunks: [out.subarray(0, length)], count };
+      out = Buffer.allocUnsafe(Math.max(INITIAL_BATCH_BYTES, length));
+      length = 0;
+      count = 0;
+      return batch;
+    },
+  };
+}
 
 /**
  * The keys (`"name":`, UTF-8) and the JSON arrays of the columns of `slice`, in the order

@@ -14,7 +14,7 @@
 import type { Bucket, Storage } from '@google-cloud/storage';
 import type { GcsInput } from '../../../../shared/job/index.ts';
 import { type DeliveryUnit, type Input, markReported, type RunContext, type RunEvent } from '../../types.ts';
-import { type BatchFormat, eventObjects, jsonLines } from './batches.ts';
+import { type BatchFormat, eventObjects, jsonLines, jsonLinesWithActions } from './batches.ts';
 import { storageForCredentials } from './client.ts';
 import { type GcsPlan, planGcsInput } from './config.ts';
 import { DeliveryTracker, type Tracked } from './delivery.ts';
@@ -55,6 +55,7 @@ const PROBLEMS_REPORTED_PER_OBJECT = 10;
 export function createGcsInput(input: GcsInput, options: GcsInputOptions = {}): Input {
   const plan = planGcsInput(input);
   return {
+    appliesActionsToJsonLines: true,
     async run(ctx, deliver) {
       await runGcsInput(plan, options, ctx, deliver);
     },
@@ -104,9 +105,13 @@ export async function runGcsInput(
   };
 
   // Events go on as JSON lines when the output writes JSON text (NDJSON lines are then
-  // never serialized again), else as event objects.
+  // never serialized again, and the job's actions apply to them as bytes), else as event
+  // objects.
   const sink = ctx.deliverJsonLines
-    ? ({ format: jsonLines, deliver: ctx.deliverJsonLines } as Sink<unknown>)
+    ? ({
+        format: ctx.actions ? jsonLinesWithActions(ctx.actions) : jsonLines,
+        deliver: ctx.deliverJsonLines,
+      } as Sink<unknown>)
     : ({ format: eventObjects, deliver } as Sink<unknown>);
   const tracker = new DeliveryTracker<ObjectState, unknown>(
     sink.format,

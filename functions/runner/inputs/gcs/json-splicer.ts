@@ -35,10 +35,28 @@ interface JsonLinesExports {
   spliceArray(start: number, end: number, out: number, config: number): number;
   spliceColumns(columns: number, count: number, rows: number, out: number, config: number): void;
   scanObject(start: number, end: number, config: number): number;
+  scanMembers(
+    spans: number,
+    count: number,
+    table: number,
+    config: number,
+    wanted: number,
+    wanteds: number,
+  ): number;
+  tableEnd(): number;
+  emitLines(
+    table: number,
+    count: number,
+    plans: number,
+    base: number,
+    out: number,
+    config: number,
+    keepOthers: boolean,
+  ): void;
 }
 
 /** SIMD loads and short copies read and write up to this many bytes past their end. */
-const OVERREAD = 32;
+export const OVERREAD = 32;
 const PAGE = 64 * 1024;
 const NOTHING = new Uint8Array(0);
 
@@ -46,14 +64,15 @@ let wasm: JsonLinesExports | undefined;
 let heap = Buffer.alloc(0);
 let words = new Uint32Array(0);
 
-function exports(): JsonLinesExports {
+/** The module's instance (one per process). member-scan.ts uses it too. */
+export function exports(): JsonLinesExports {
   wasm ??= new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(JSON_LINES_WASM, 'base64')))
     .exports as unknown as JsonLinesExports;
   return wasm;
 }
 
 /** The module's memory, at least `size` bytes of it, as bytes (a Buffer, to write text) and as u32 words. */
-function memoryOf(size: number): { heap: Buffer; words: Uint32Array } {
+export function memoryOf(size: number): { heap: Buffer; words: Uint32Array } {
   const { memory } = exports();
   if (memory.buffer.byteLength < size) memory.grow(Math.ceil((size - memory.buffer.byteLength) / PAGE));
   if (heap.buffer !== memory.buffer) {
@@ -63,7 +82,7 @@ function memoryOf(size: number): { heap: Buffer; words: Uint32Array } {
   return { heap, words };
 }
 
-const align8 = (n: number) => (n + 7) & ~7;
+export const align8 = (n: number) => (n + 7) & ~7;
 
 /**
  * A config block and what it points to, laid out at the start of the caller's memory: five
@@ -71,7 +90,7 @@ const align8 = (n: number) => (n + 7) & ~7;
  * reserved-name table's address and entry count), the table of (address, length) u32
  * pairs, the names, the suffix. Built once per object, copied in before each call.
  */
-function configImage(suffix: Uint8Array, reserved: readonly Uint8Array[], skipsComma: boolean) {
+export function configImage(suffix: Uint8Array, reserved: readonly Uint8Array[], skipsComma: boolean) {
   const base = align8(exports().heapBase());
   const tableAt = base + 20;
   let at = tableAt + reserved.length * 8;

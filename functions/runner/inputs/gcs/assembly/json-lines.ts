@@ -274,7 +274,7 @@ function trustedContainerEnd(i: usize, n: usize, reserved: usize, reservedCount:
  * JSON whitespace allowed) none of whose top-level keys is reserved; 0 otherwise.
  */
 export function scanObject(start: usize, end: usize, config: usize): usize {
-  const after = objectEnd(skipSpace(start, end), end, reservedTable(config), reservedEntries(config));
+  const after = objectEnd(skipSpace(start, end), end, reservedTable(config), reservedEntries(config), 0);
   return after != 0 && skipSpace(after, end) == end ? after : 0;
 }
 
@@ -282,9 +282,11 @@ export function scanObject(start: usize, end: usize, config: usize): usize {
  * Just past the closing `}` of the JSON object that starts at `i` and ends before `n`,
  * none of whose top-level keys is reserved; 0 when there is none.
  */
-function objectEnd(i: usize, n: usize, reserved: usize, reservedCount: i32): usize {
+function objectEnd(i: usize, n: usize, reserved: usize, reservedCount: i32, record: usize): usize {
   if (i >= n || load<u8>(i) != OPEN_OBJECT) return 0;
   let depth: i32 = 0;
+  // With `record`: the top-level member whose value is being read (its entry), else 0.
+  let member: usize = 0;
   // At the top of the loop a value starts at `i` (whitespace already skipped); each pass
   // reads one value, then the punctuation after it up to the start of the next value.
   for (;;) {
@@ -303,8 +305,13 @@ function objectEnd(i: usize, n: usize, reserved: usize, reservedCount: i32): usi
         i++;
       } else {
         if (isObject) {
+          const key = i;
           i = skipKey(i, n, depth == 1 ? reserved : 0, reservedCount);
           if (i == 0) return 0;
+          if (depth == 1 && record != 0) {
+            member = recordMember(record, key, i);
+            if (member == 0) return 0;
+          }
         }
         continue;
       }
@@ -326,6 +333,10 @@ function objectEnd(i: usize, n: usize, reserved: usize, reservedCount: i32): usi
     // After a value: `,` (then the next member or element), or the close of its container.
     for (;;) {
       if (depth == 0) return i;
+      if (member != 0 && depth == 1) {
+        store<u32>(member + 8, <u32>i);
+        member = 0;
+      }
       i = skipSpace(i, n);
       if (i >= n) return 0;
       c = load<u8>(i);
@@ -333,8 +344,13 @@ function objectEnd(i: usize, n: usize, reserved: usize, reservedCount: i32): usi
       if (c == COMMA) {
         i = skipSpace(i + 1, n);
         if (inObject) {
+          const key = i;
           i = skipKey(i, n, depth == 1 ? reserved : 0, reservedCount);
           if (i == 0) return 0;
+          if (depth == 1 && record != 0) {
+            member = recordMember(record, key, i);
+            if (member == 0) return 0;
+          }
         }
         break;
       }
@@ -344,6 +360,162 @@ function objectEnd(i: usize, n: usize, reserved: usize, reservedCount: i32): usi
     }
   }
   return 0;
+}
+
+/*
+ * Member tables, for `actions` applied to lines (functions/runner/actions/line-chain.ts):
+ * `scanMembers` checks lines as `spliceLines` does and records where each top-level member
+ * is; JavaScript evaluates the actions on the few fields they read; `emitLines` writes the
+ * lines again from their members, renamed or left out, with the members the actions set
+ * and the config's suffix. A line's record in the table is u32s: the address of its `{`,
+ * its member count, then for each wanted name (the names the actions touch, at most 32) the
+ * address of its member's entry (0 when the line has none), then for each member an entry:
+ * the address of its key's opening quote, the start and end of its value and the index of
+ * its name among the wanted ones (-1 when it is not one).
+ */
+
+/** The wanted-name table (u32 pairs: address, length) of the current scan. */
+let wantedAt: usize = 0;
+let wantedCount: i32 = 0;
+/** Wanted names seen in the current line, one bit each: a second one is a duplicate key. */
+let wantedSeen: u32 = 0;
+
+/** Where the last scan's table ends. */
+export function tableEnd(): usize {
+  return written;
+}
+
+/**
+ * Like `spliceLines` without the copy: records each line's members at `table` while each
+ * line is a JSON object the scanner vouches for and names no wanted key twice (JSON.parse
+ * would keep the last; the slow path does that). Returns how many lines were recorded;
+ * `tableEnd()` tells where the table ends.
+ */
+export function scanMembers(spans: usize, count: i32, table: usize, config: usize, wanted: usize, wanteds: i32): i32 {
+  wantedAt = wanted;
+  wantedCount = wanteds;
+  const slots = <usize>wanteds << 2;
+  let t = table;
+  for (let k = 0; k < count; k++) {
+    const start = <usize>load<u32>(spans + (<usize>k << 3));
+    const end = <usize>load<u32>(spans + (<usize>k << 3) + 4);
+    const open = skipSpace(start, end);
+    store<u32>(t, <u32>open);
+    store<u32>(t + 4, 0);
+    memory.fill(t + 8, 0, slots);
+    wantedSeen = 0;
+    const after = objectEnd(open, end, reservedTable(config), reservedEntries(config), t);
+    if (after == 0 || skipSpace(after, end) != end) {
+      written = t;
+      return k;
+    }
+    t += 8 + slots + (<usize>load<u32>(t + 4) << 4);
+  }
+  written = t;
+  return count;
+}
+
+/**
+ * Appends a member entry to the line record at `record` for the key at `key` (its opening
+ * quote) whose value starts at `value`; returns the entry (its value end is stored when the
+ * value is read), or 0 when the key is a wanted name the line already had.
+ */
+function recordMember(record: usize, key: usize, value: usize): usize {
+  const members = load<u32>(record + 4);
+  const entry = record + 8 + (<usize>wantedCount << 2) + (<usize>members << 4);
+  store<u32>(record + 4, members + 1);
+  store<u32>(entry, <u32>key);
+  store<u32>(entry + 4, <u32>value);
+  let id: i32 = -1;
+  // The key's text: between its quotes, without escapes (skipKey refused those).
+  const keyStart = key + 1;
+  let keyEnd = keyStart;
+  while (load<u8>(keyEnd) != <u8>QUOTE) keyEnd++;
+  const length = keyEnd - keyStart;
+  for (let w = 0; w < wantedCount; w++) {
+    const name = wantedAt + (<usize>w << 3);
+    if (<usize>load<u32>(name + 4) == length && memory.compare(keyStart, <usize>load<u32>(name), length) == 0) {
+      const bit: u32 = 1 << w;
+      if (wantedSeen & bit) return 0;
+      wantedSeen |= bit;
+      id = w;
+      store<u32>(record + 8 + (<usize>w << 2), <u32>entry);
+      break;
+    }
+  }
+  store<i32>(entry + 12, id);
+  return entry;
+}
+
+/**
+ * Writes the lines of the last scan's table (`count` records, as `scanMembers` wrote them)
+ * to `out`. Each line has a plan of three u32 at `plans`: where its appendix is and its
+ * length (the members the actions set, `"name":value` joined by commas; 0xFFFFFFFF for
+ * where drops the line), and where its decisions are: per wanted name, where the key to
+ * write its member under is (`"name"`) and its length (0xFFFFFFFF leaves the member out).
+ * Every "where" is an offset from `base`. Members of other names are kept when
+ * `keepOthers`. The config's suffix closes each line.
+ */
+export function emitLines(
+  table: usize,
+  count: i32,
+  plans: usize,
+  base: usize,
+  out: usize,
+  config: usize,
+  keepOthers: bool,
+): void {
+  const slots = <usize>wantedCount << 2;
+  let t = table;
+  let o = out;
+  for (let k = 0; k < count; k++) {
+    const members = <usize>load<u32>(t + 4);
+    const entries = t + 8 + slots;
+    t = entries + (members << 4);
+    const plan = plans + <usize>k * 12;
+    const appendixAt = load<u32>(plan);
+    if (appendixAt == 0xffffffff) continue;
+    const decisions = base + <usize>load<u32>(plan + 8);
+    store<u8>(o++, OPEN_OBJECT);
+    let any: bool = false;
+    for (let m: usize = 0; m < members; m++) {
+      const entry = entries + (m << 4);
+      const id = load<i32>(entry + 12);
+      if (id < 0) {
+        if (!keepOthers) continue;
+        if (any) store<u8>(o++, COMMA);
+        const from = <usize>load<u32>(entry);
+        const length = <usize>load<u32>(entry + 8) - from;
+        copy(o, from, length);
+        o += length;
+      } else {
+        const decision = decisions + (<usize>id << 3);
+        const keyLength = load<u32>(decision + 4);
+        if (keyLength == 0xffffffff) continue;
+        if (any) store<u8>(o++, COMMA);
+        copy(o, base + <usize>load<u32>(decision), keyLength);
+        o += keyLength;
+        store<u8>(o++, COLON);
+        const from = <usize>load<u32>(entry + 4);
+        const length = <usize>load<u32>(entry + 8) - from;
+        copy(o, from, length);
+        o += length;
+      }
+      any = true;
+    }
+    const appendixLength = <usize>load<u32>(plan + 4);
+    if (appendixLength) {
+      if (any) store<u8>(o++, COMMA);
+      memory.copy(o, base + <usize>appendixAt, appendixLength);
+      o += appendixLength;
+      any = true;
+    }
+    const from: usize = skipsComma(config) && !any ? 1 : 0;
+    const length = suffixLength(config) - from;
+    memory.copy(o, suffixAt(config) + from, length);
+    o += length;
+  }
+  written = o;
 }
 
 const OPEN_OBJECT: u32 = 0x7b; // {
