@@ -8,6 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { Storage } from '@google-cloud/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StorageEmulator, startStorageEmulator } from './index.ts';
+import { ObjectStore } from './store.ts';
 
 let emulator: StorageEmulator;
 let storage: Storage;
@@ -262,6 +263,26 @@ describe('folder-backed mode', () => {
       expect(data.toString()).toBe('kept');
     } finally {
       await restarted.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('folder-backed metadata saves', () => {
+  it('saves of one bucket never overlap: flushes at once (as stop does after a timed save) all succeed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-gcs-'));
+    try {
+      const store = new ObjectStore(dir);
+      await store.load();
+      await store.createBucket('saved');
+      for (let round = 0; round < 20; round++) {
+        await store.putObject('saved', `o-${round}`, Buffer.from('x'), {});
+        await expect(Promise.all([store.flush(), store.flush(), store.flush()])).resolves.toBeDefined();
+      }
+      const restarted = new ObjectStore(dir);
+      await restarted.load();
+      expect((await restarted.bucket('saved'))!.names).toHaveLength(20);
+    } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -86,6 +86,8 @@ export class ObjectStore {
 
   async flush(): Promise<void> {
     if (!this.dir) return;
+    for (const timer of this.saveTimers.values()) clearTimeout(timer);
+    this.saveTimers.clear();
     await Promise.all([...this.buckets.values()].map((b) => this.saveMeta(b)));
   }
 
@@ -317,12 +319,27 @@ export class ObjectStore {
       state.meta.name,
       setTimeout(() => {
         this.saveTimers.delete(state.meta.name);
-        void this.saveMeta(state);
+        // A save that fails in the background is made again by the next change or flush.
+        this.saveMeta(state).catch(() => {});
       }, 200),
     );
   }
 
-  private async saveMeta(state: BucketState): Promise<void> {
+  /** The save of each bucket's metadata under way: saves of one bucket take turns (one temp file). */
+  private saving = new Map<string, Promise<void>>();
+
+  private saveMeta(state: BucketState): Promise<void> {
+    const name = state.meta.name;
+    const save = (this.saving.get(name) ?? Promise.resolve()).then(() => this.writeMeta(state));
+    const settled = save.catch(() => {});
+    this.saving.set(name, settled);
+    void settled.then(() => {
+      if (this.saving.get(name) === settled) this.saving.delete(name);
+    });
+    return save;
+  }
+
+  private async writeMeta(state: BucketState): Promise<void> {
     const file = join(this.dir!, META_DIR, `${state.meta.name}.json`);
     await mkdir(dirname(file), { recursive: true });
     const body = JSON.stringify({ bucket: state.meta, objects: Object.fromEntries(state.objects) });
