@@ -7,6 +7,7 @@ import type { Wrap } from '../globals.ts';
 import { authCommands } from './auth.ts';
 import { contextCommands } from './context.ts';
 import { eventsCommands } from './events.ts';
+import { gcsCommands } from './gcs.ts';
 import { identityCommands } from './identity.ts';
 import { jobCommands } from './job.ts';
 import { messageCommands } from './message.ts';
@@ -26,4 +27,5 @@ export const COMMAND_GROUPS: CommandGroup[] = [
   secretCommands,
   variableCommands,
   messageCommands,
+  gcsCommands,
 ];

@@ -276,7 +276,7 @@ describe('folder-backed metadata saves', () => {
       await store.load();
       await store.createBucket('saved');
       for (let round = 0; round < 20; round++) {
-        await store.putObject('saved', `o-${round}`, Buffer.from('x'), {});
+        await store.putObject('saved', `o-${round}`, Buffer.from('x'), { contentType: 'text/plain' });
         await expect(Promise.all([store.flush(), store.flush(), store.flush()])).resolves.toBeDefined();
       }
       const restarted = new ObjectStore(dir);

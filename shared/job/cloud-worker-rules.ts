@@ -20,6 +20,7 @@ export function cloudWorkerProblems(definition: { input?: unknown; output?: unkn
   const output = (definition.output ?? {}) as Record<string, unknown>;
   const problems: ErrorDetail[] = [
     ...messageTriggerProblems(input),
+    ...untriggeredNotificationProblems(input.gcs),
     ...credentialProblems(input.gcs, 'input.gcs', 'a gcs job'),
     ...credentialProblems(output.gcs, 'output.gcs', 'a gcs output'),
     ...credentialProblems(output.pubsub, 'output.pubsub', 'a pubsub output'),
@@ -46,6 +47,23 @@ function messageTriggerProblems(input: Record<string, unknown>): ErrorDetail[] {
       message:
         'message-triggered jobs run on workers that receive messages, not on the cloud worker: deploy this job to a worker running `sluice worker run` (or `local`)',
     }));
+}
+
+/**
+ * Without a trigger a notified gcs input reads until it is stopped; the cloud worker runs
+ * each job inside a tick's time budget, so there it must have a trigger (each run then reads
+ * the notifications that are waiting).
+ */
+function untriggeredNotificationProblems(gcs: unknown): ErrorDetail[] {
+  const input = gcs as { notifications?: unknown; trigger?: unknown } | undefined;
+  if (!input?.notifications || input.trigger !== undefined) return [];
+  return [
+    {
+      path: 'input.gcs.notifications',
+      message:
+        'without a trigger, a gcs input with notifications reads until stopped; the cloud worker runs jobs on a clock: add a trigger (e.g. interval: {duration: 1m}) or deploy the job to a worker of your own',
+    },
+  ];
 }
 
 /** A component that reaches Google must bring its own key, not a file and not the function's identity. */

@@ -32,6 +32,7 @@ export interface GcsTestEnv {
 
 export interface RunOptions extends GcsInputOptions {
   fingerprints?: FingerprintStore;
+  watermarks?: WatermarkStore;
   window?: RunWindow;
   signal?: AbortSignal;
   job?: string;
@@ -76,7 +77,7 @@ export async function gcsTestEnv(bucket = 'test-bucket'): Promise<GcsTestEnv> {
           signal: options.signal ?? new AbortController().signal,
           ...(options.window ? { window: options.window } : {}),
           fingerprints: options.fingerprints ?? memoryFingerprints(),
-          watermarks: memoryWatermarks(),
+          watermarks: options.watermarks ?? memoryWatermarks(),
           report: (r) => reports.push(r),
           ...(options.asJsonLines
             ? {

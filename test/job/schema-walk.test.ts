@@ -159,6 +159,7 @@ async function exerciseGcsInput() {
         fingerprinting: true,
         'maximum-fingerprint-age': '2d',
         retry: { timeout: '10s', retries: 2 },
+        notifications: { subscription: 'uploads', backfill: true },
       },
     },
     { discard: {} },

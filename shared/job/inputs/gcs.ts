@@ -14,6 +14,10 @@ export const TIMESTAMP_MODES = ['none', 'last-modified'] as const;
 export const PREPROCESSORS = ['extension', 'gzip', 'parquet', 'base64'] as const;
 
 export const BUCKET_NAME = /^[a-z0-9][a-z0-9._-]{1,221}[a-z0-9]$/;
+/** A Pub/Sub subscription: its short name (in the project of the credentials) or its full name. */
+export const SUBSCRIPTION_NAME =
+  /^(projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/subscriptions\/)?[A-Za-z][\w.~+%-]{2,254}$/;
+
 /** The bucket alone (a trailing `/` is fine): a path would be silently ignored, so it is refused. */
 const STORAGE_URL = /^gs:\/\/[a-z0-9][a-z0-9._-]{1,221}[a-z0-9]\/?$/;
 
@@ -138,6 +142,30 @@ export function gcsInputSchema(f: Fields) {
           )
           .default({ timeout: 30 })
           .describe('Retry of transient storage errors (429, 5xx, network).'),
+        notifications: f
+          .strict(
+            {
+              subscription: f.typed(
+                z
+                  .string()
+                  .regex(
+                    SUBSCRIPTION_NAME,
+                    'must be a Pub/Sub subscription: its name (e.g. uploads-job) or projects/<project>/subscriptions/<name>',
+                  ),
+                "Pub/Sub subscription that receives the bucket's object notifications (`sluice gcs notify` makes one).",
+              ),
+              backfill: f
+                .boolean(
+                  'When true every run lists the bucket before reading notifications; by default only the first run does, for the objects that were there before the subscription.',
+                )
+                .default(false),
+            },
+            'notifications',
+          )
+          .optional()
+          .describe(
+            "Sluice extension: read the objects that the bucket's OBJECT_FINALIZE notifications name, as they arrive, instead of listing the bucket every run. Needs fingerprinting: true (notifications may come twice).",
+          ),
         trigger: triggerSchema(f).optional(),
       },
       'input.gcs',
@@ -165,6 +193,22 @@ export function gcsInputSchema(f: Fields) {
             code: 'custom',
             path: ['trigger', schedule, 'window'],
             message: `reads the objects whose timestamp falls in each window, and timestamp-mode is none: ${fix}`,
+          });
+      }
+      if (value.notifications) {
+        if (value.mode === 'download-objects')
+          ctx.addIssue({
+            code: 'custom',
+            path: ['notifications'],
+            message:
+              'reads the objects notifications name; mode download-objects reads named objects only: remove one',
+          });
+        if (value.fingerprinting !== true)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['fingerprinting'],
+            message:
+              'must be true with notifications: a notification may come more than once, and fingerprints make each object version read once',
           });
       }
       // The seed has the bucket twice; two different buckets are a mistake, not a choice.

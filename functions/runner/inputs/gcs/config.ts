@@ -51,6 +51,10 @@ export interface GcsPlan {
   maximumFingerprintAgeMs: number;
   retry: { timeoutMs: number; retries: number };
   credentials: GcsInput['credentials'];
+  /** Objects come from the bucket's notifications (after a first listing). */
+  notifications?: { subscription: string; backfill: boolean };
+  /** Whether the job has a trigger: without one, a notified input runs until stopped. */
+  triggered: boolean;
 }
 
 /** Retries of a transient failure when the job sets `retry` without `retries`. */
@@ -84,6 +88,15 @@ export function planGcsInput(input: GcsInput): GcsPlan {
       retries: input.retry.retries ?? DEFAULT_RETRIES,
     },
     credentials: input.credentials,
+    ...(input.notifications
+      ? {
+          notifications: {
+            subscription: input.notifications.subscription,
+            backfill: input.notifications.backfill,
+          },
+        }
+      : {}),
+    triggered: input.trigger !== undefined,
   };
 }
 

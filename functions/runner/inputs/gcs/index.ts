@@ -24,6 +24,7 @@ import { objectFilter } from './filter.ts';
 import { fingerprintKey } from './fingerprint-key.ts';
 import { listObjects, type ObjectMeta, toMeta } from './list.ts';
 import { listQueries, type TimeRange } from './list-range.ts';
+import { type Notice, notificationPages } from './notifications.ts';
 import { rangeReader } from './parquet.ts';
 import { contentEvents } from './payload.ts';
 import { prefetch } from './prefetch.ts';
@@ -47,7 +48,15 @@ export interface GcsInputOptions {
   batchEvents?: number;
   /** Longest line read as an event (default MAX_LINE_BYTES); tests lower it. */
   maxLineBytes?: number;
+  /** With `notifications` and a trigger: quiet time that ends a run (default 1 s). */
+  notificationIdleMs?: number;
 }
+
+/** The watermark that says which subscription's first listing (backfill) is done. */
+export const BACKFILL_WATERMARK = 'gcs-notifications-backfill';
+
+/** Object versions remembered as taken in a run, so a notification that comes twice is read once. */
+const RECENT_KEYS = 100_000;
 
 /** `job-errors` reports per object before the rest are only counted. */
 const PROBLEMS_REPORTED_PER_OBJECT = 10;
@@ -85,6 +94,7 @@ export async function runGcsInput(
   const started = Date.now();
   const now = options.now?.() ?? new Date();
   const stats = newRunStats();
+  if (plan.notifications) stats.notifications = 0;
   ctx.report({ type: 'job-run-started', payload: { input: 'gcs', bucket: plan.bucket, mode: plan.mode } });
   // The fingerprint store connects while the Storage client is made and the first page listed.
   const preparing = plan.fingerprinting ? ctx.fingerprints.prepare?.(ctx.job).catch(() => {}) : undefined;
@@ -131,6 +141,8 @@ export async function runGcsInput(
         plan.maximumFingerprintAgeMs,
       );
       stats.fingerprinted += done.length;
+      // Only now is a notification done with: its object is delivered and remembered.
+      for (const o of done) settle(o.meta, 'ack');
     },
     options.batchEvents,
     ctx.perUnit === true,
@@ -177,12 +189,29 @@ export async function runGcsInput(
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       tracker.fail(object);
+      // A notified version that is gone (overwritten or deleted since) has nothing to read.
+      if (notices.has(meta) && httpStatus(err) === 404) {
+        countSkip(stats, 'stale');
+        settle(meta, 'ack');
+        return;
+      }
+      settle(meta, 'nack');
       stats.failed_objects++;
       reportError(meta.name, describeFailure(err), failureDetail(err));
     }
   };
 
   const filter = objectFilter(plan, { now, window: ctx.window });
+  const notices = new WeakMap<ObjectMeta, Notice>();
+  /** Acknowledges a notified object's message (or lets it come again); nothing for a listed one. */
+  const settle = (meta: ObjectMeta, how: 'ack' | 'nack') => {
+    const notice = notices.get(meta);
+    if (!notice) return;
+    notices.delete(meta);
+    if (how === 'ack') notice.ack();
+    else notice.nack();
+  };
+  const recent = new Set<string>();
   const pool = new Pool(options.concurrency ?? 4);
   let warned = false;
   /** Filters a listed page and drops the objects already fingerprinted. */
@@ -203,20 +232,37 @@ export async function runGcsInput(
     }
     const wanted: ObjectMeta[] = [];
     for (const meta of page) {
-      const reason = filter(meta);
-      if (reason) countSkip(stats, reason);
-      else wanted.push(meta);
+      const reason = notices.has(meta) && !isNamed(plan, meta) ? 'not-named' : filter(meta);
+      if (reason) {
+        countSkip(stats, reason);
+        settle(meta, 'ack');
+      } else wanted.push(meta);
     }
-    return plan.fingerprinting ? await unseen(wanted, ctx, stats) : wanted;
+    const fresh = plan.fingerprinting ? await unseen(wanted, ctx, stats) : wanted;
+    if (!plan.notifications) return fresh;
+    const unread = new Set(fresh);
+    const taken: ObjectMeta[] = [];
+    for (const meta of wanted) {
+      if (!unread.has(meta)) {
+        settle(meta, 'ack');
+        continue;
+      }
+      // A version listed and notified, or notified twice, is read once in a run.
+      const key = fingerprintKey(meta);
+      if (recent.has(key)) {
+        countSkip(stats, 'duplicate');
+        settle(meta, 'ack');
+        continue;
+      }
+      recent.add(key);
+      if (recent.size > RECENT_KEYS) recent.delete(recent.values().next().value!);
+      taken.push(meta);
+    }
+    return taken;
   };
-  // Three stages overlap, one page ahead each: listing page N+2, checking the
-  // fingerprints of page N+1, reading the objects of page N. At most three pages of
-  // metadata are held at once, however large the bucket.
-  const listed = prefetch(candidatePages(plan, bucket, policy, now, ctx, stats, reportError), 1);
-  const freshPages = prefetch(mapPages(listed, freshOf), 1);
-  let failure: unknown;
-  try {
-    for await (const fresh of freshPages) {
+  /** Reads the objects of `pages`, to the last delivery and fingerprint. */
+  const readPages = async (pages: AsyncIterable<ObjectMeta[]>, flushEachPage: boolean) => {
+    for await (const fresh of prefetch(mapPages(pages, freshOf), 1)) {
       if (plan.mode === 'list-objects') {
         for (const meta of fresh) {
           const object = track(meta);
@@ -225,15 +271,61 @@ export async function runGcsInput(
           await tracker.add(object, batcher.take()!);
           tracker.finish(object);
         }
-        continue;
+      } else {
+        for (const meta of fresh) {
+          ctx.signal.throwIfAborted();
+          await pool.run(() => readObject(meta));
+        }
       }
-      for (const meta of fresh) {
-        ctx.signal.throwIfAborted();
-        await pool.run(() => readObject(meta));
+      // Notified objects go on at once, not when a batch fills up.
+      if (flushEachPage) {
+        await pool.drain();
+        await tracker.flush();
       }
     }
     await pool.drain();
     await tracker.flush();
+  };
+  /** Notices become the objects they name; the others are done with at once. */
+  async function* noticedObjects(pages: AsyncIterable<Notice[]>): AsyncGenerator<ObjectMeta[]> {
+    for await (const page of pages) {
+      const metas: ObjectMeta[] = [];
+      for (const notice of page) {
+        stats.notifications!++;
+        if (!notice.meta) {
+          countSkip(stats, notice.ignored ?? 'ignored');
+          notice.ack();
+          continue;
+        }
+        notices.set(notice.meta, notice);
+        metas.push(notice.meta);
+      }
+      yield metas;
+    }
+  }
+  // Three stages overlap, one page ahead each: listing page N+2, checking the
+  // fingerprints of page N+1, reading the objects of page N. At most three pages of
+  // metadata are held at once, however large the bucket.
+  let failure: unknown;
+  try {
+    const notifications = plan.notifications;
+    // With notifications, the bucket is listed once (for the objects that were there
+    // before the subscription), or every run with `backfill: true`.
+    const backfill =
+      notifications &&
+      (notifications.backfill ||
+        (await ctx.watermarks.get(ctx.job, BACKFILL_WATERMARK)) !== notifications.subscription);
+    if (!notifications || backfill) {
+      await readPages(prefetch(candidatePages(plan, bucket, policy, now, ctx, stats, reportError), 1), false);
+      if (notifications) await ctx.watermarks.set(ctx.job, BACKFILL_WATERMARK, notifications.subscription);
+    }
+    if (notifications) {
+      const pages = notificationPages(plan, ctx.signal, {
+        untilStopped: !plan.triggered,
+        ...(options.notificationIdleMs !== undefined ? { idleMs: options.notificationIdleMs } : {}),
+      });
+      await readPages(noticedObjects(pages), true);
+    }
   } catch (err) {
     await pool.drain().catch(() => {});
     if (!ctx.signal.aborted) failure = err;
@@ -294,6 +386,11 @@ async function* candidatePages(
   const pattern = plan.timestamp.kind === 'object-name-pattern' ? plan.timestamp.pattern.source : undefined;
   const queries = listQueries(plan.objectNames, pattern, range);
   yield* listObjects(bucket, queries, policy, () => stats.list_requests++);
+}
+
+/** Whether `object-names` (prefixes) covers a notified object; an empty list covers all. */
+function isNamed(plan: GcsPlan, meta: ObjectMeta): boolean {
+  return plan.objectNames.length === 0 || plan.objectNames.some((prefix) => meta.name.startsWith(prefix));
 }
 
 async function* mapPages<T, U>(pages: AsyncIterable<T>, map: (page: T) => Promise<U>): AsyncGenerator<U> {

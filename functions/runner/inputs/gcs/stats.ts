@@ -15,6 +15,8 @@ export interface RunStats {
   errors: number;
   failed_objects: number;
   fingerprinted: number;
+  /** Notifications received (inputs with `notifications` only). */
+  notifications?: number;
 }
 
 export function newRunStats(): RunStats {

@@ -8,33 +8,15 @@
  * @example
  *   const { topic, close } = await topicFor(config, { batching: { maxMessages: 100 } });
  */
-import type { ClientConfig, PublishOptions, PubSub, Topic } from '@google-cloud/pubsub';
-import { parseServiceAccountKey } from '../../../../shared/job/inputs/gcs-credentials.ts';
+import type { PublishOptions, PubSub, Topic } from '@google-cloud/pubsub';
 import type { PubsubOutput } from '../../../../shared/job/schema.ts';
+import { pubsubFor } from '../../pubsub-client.ts';
 
 export async function topicFor(
   config: PubsubOutput,
   publishOptions: PublishOptions,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ topic: Topic; pubsub: PubSub }> {
-  const { PubSub } = await import('@google-cloud/pubsub');
-  const options: ClientConfig = {};
-  const source = config.credentials?.['service-account'] ?? config.credentials?.['application-credentials'];
-  let keyProject: string | undefined;
-  if (source?.key !== undefined) {
-    const parsed = parseServiceAccountKey(source.key);
-    if (!parsed.ok) throw new Error(parsed.message);
-    options.credentials = { client_email: parsed.key.client_email, private_key: parsed.key.private_key };
-    keyProject = parsed.key.project_id;
-  } else if (source?.path) options.keyFilename = source.path;
-  const full = /^projects\/([^/]+)\/topics\/(.+)$/.exec(config.topic);
-  const project = full?.[1] ?? keyProject ?? env.PUBSUB_PROJECT_ID ?? env.GOOGLE_CLOUD_PROJECT;
-  if (!project)
-    throw new Error(
-      `topic ${config.topic} has no project: write projects/<project>/topics/${config.topic}, or use a key with project_id`,
-    );
-  options.projectId = project;
-  const pubsub = new PubSub(options);
-  const topic = pubsub.topic(full?.[2] ?? config.topic, publishOptions);
-  return { topic, pubsub };
+  const { pubsub, name } = await pubsubFor(config.credentials, config.topic, 'topics', env);
+  return { topic: pubsub.topic(name, publishOptions), pubsub };
 }

@@ -1,0 +1,93 @@
+/**
+ * `sluice gcs notify BUCKET --job NAME`: sets up what a `gcs` input with
+ * `notifications: {subscription}` reads (cli/gcs-notify.ts), with the operator's Google
+ * credentials (Application Default Credentials, as gcloud and terraform use), and prints
+ * the subscription to put into the job.
+ */
+import { Option } from 'commander';
+import { BUCKET_NAME } from '../../shared/job/inputs/gcs.ts';
+import { JOB_NAME } from '../../shared/job/schema.ts';
+import { CliError } from '../exit-codes.ts';
+import { NotifySetupError, setUpBucketNotifications } from '../gcs-notify.ts';
+import { printResult } from '../output.ts';
+import type { CommandGroup } from './index.ts';
+
+/** Pub/Sub resource names: 3-255 characters, a letter first. */
+const RESOURCE_NAME = /^[A-Za-z][\w.~+%-]{2,254}$/;
+
+export const gcsCommands: CommandGroup = (program, wrap) => {
+  const gcs = program.command('gcs').description('Cloud Storage set-up for gcs inputs');
+  gcs
+    .command('notify')
+    .argument('<bucket>', 'the bucket whose new objects the job reads')
+    .addOption(
+      new Option(
+        '--job <name>',
+        'the job that reads them (names the topic and subscription)',
+      ).makeOptionMandatory(),
+    )
+    .option('--project <id>', 'project of the topic and subscription (default: $GOOGLE_CLOUD_PROJECT)')
+    .option('--prefix <prefix>', 'only objects whose names start with it')
+    .option('--name <name>', 'topic and subscription name (default: sluice-gcs-<job>)')
+    .description(
+      "Create a Pub/Sub topic and subscription for a bucket's new objects, let Cloud Storage publish to it, and add the bucket's notification config (idempotent)",
+    )
+    .action(
+      wrap(async (ctx, bucket, options) => {
+        const {
+          job,
+          project: given,
+          prefix,
+          name: chosen,
+        } = options as {
+          job: string;
+          project?: string;
+          prefix?: string;
+          name?: string;
+        };
+        if (!BUCKET_NAME.test(bucket as string))
+          throw CliError.usage(`"${bucket}" is not a bucket name (3-63 lowercase letters, digits, - _ .)`);
+        if (!JOB_NAME.test(job)) throw CliError.usage(`"${job}" is not a job name`);
+        const name = chosen ?? `sluice-gcs-${job}`.slice(0, 255);
+        if (!RESOURCE_NAME.test(name))
+          throw CliError.usage(
+            `"${name}" is not a Pub/Sub name (a letter, then 2-254 of letters, digits, - _ . ~ + %)`,
+          );
+        const project = given ?? ctx.env.GOOGLE_CLOUD_PROJECT ?? ctx.env.PUBSUB_PROJECT_ID;
+        if (!project)
+          throw CliError.usage('which project? pass --project PROJECT_ID (or set GOOGLE_CLOUD_PROJECT)');
+        ctx.io.stderr(`setting up notifications of gs://${bucket} for job ${job}...\n`);
+        const [{ Storage }, { PubSub }] = await Promise.all([
+          import('@google-cloud/storage'),
+          import('@google-cloud/pubsub'),
+        ]);
+        const emulator = ctx.env.STORAGE_EMULATOR_HOST;
+        const storage = new Storage({
+          projectId: project,
+          ...(emulator
+            ? { apiEndpoint: /^https?:\/\//.test(emulator) ? emulator : `http://${emulator}` }
+            : {}),
+        });
+        const pubsub = new PubSub({ projectId: project });
+        try {
+          const setup = await setUpBucketNotifications(
+            { bucket: bucket as string, name, project, ...(prefix ? { prefix } : {}) },
+            { storage, pubsub },
+            ctx.env,
+          );
+          printResult(ctx.io, setup, ctx.globals.output);
+          ctx.io.stderr(
+            `${setup.created.length ? `created: ${setup.created.join(', ')}` : 'everything was set up already'}\nadd to the job's gcs input (fingerprinting: true is needed too):\n  notifications:\n    subscription: ${setup.subscription}\n`,
+          );
+        } catch (err) {
+          if (err instanceof NotifySetupError) throw new CliError(err.message);
+          const e = err as { code?: unknown; message?: string };
+          throw new CliError(`could not set up notifications: ${e.message ?? String(err)}`, 1, [
+            'check that Application Default Credentials are set (gcloud auth application-default login) and may manage Pub/Sub and the bucket',
+          ]);
+        } finally {
+          await pubsub.close().catch(() => {});
+        }
+      }),
+    );
+};
