@@ -167,4 +167,18 @@ describe('file stores (--state-dir)', () => {
     expect(await second.watermarks.get('job/a', 'window-end')).toBe('2026-01-01T00:00:00.000Z');
     expect(await second.watermarks.get('job/a', 'nothing')).toBeUndefined();
   });
+
+  it('lose no key when commits overlap (each a write of the whole file)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-stores-'));
+    const stores = fileStores(dir);
+    const keys = Array.from({ length: 20 }, (_, i) => `k${i}`);
+    await Promise.all(keys.map((key) => stores.fingerprints.commit('job', [key], 60_000)));
+    await Promise.all([stores.watermarks.set('job', 'a', '1'), stores.watermarks.set('job', 'b', '2')]);
+    const reopened = fileStores(dir);
+    expect((await reopened.fingerprints.seen('job', keys)).size).toBe(20);
+    expect([await reopened.watermarks.get('job', 'a'), await reopened.watermarks.get('job', 'b')]).toEqual([
+      '1',
+      '2',
+    ]);
+  });
 });

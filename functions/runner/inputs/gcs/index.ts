@@ -55,6 +55,12 @@ export interface GcsInputOptions {
 /** The watermark that says which subscription's first listing (backfill) is done. */
 export const BACKFILL_WATERMARK = 'gcs-notifications-backfill';
 
+/** Notified objects downloaded at the same time (a listing reads 4 at once). */
+const NOTIFIED_CONCURRENCY = 16;
+
+/** Longest a notified object's events wait for delivery after it was read. */
+const FLUSH_SOON_MS = 100;
+
 /** Object versions remembered as taken in a run, so a notification that comes twice is read once. */
 const RECENT_KEYS = 100_000;
 
@@ -212,7 +218,8 @@ export async function runGcsInput(
     else notice.nack();
   };
   const recent = new Set<string>();
-  const pool = new Pool(options.concurrency ?? 4);
+  // Notified objects come one by one, usually small: more at once keeps up with uploads.
+  const pool = new Pool(options.concurrency ?? (plan.notifications ? NOTIFIED_CONCURRENCY : 4));
   let warned = false;
   /** Filters a listed page and drops the objects already fingerprinted. */
   const freshOf = async (page: ObjectMeta[]): Promise<ObjectMeta[]> => {
@@ -260,31 +267,51 @@ export async function runGcsInput(
     }
     return taken;
   };
+  /**
+   * Notified objects go on as soon as they are read, not when a batch fills up: a delivery
+   * (and fingerprint commit) at most every FLUSH_SOON_MS while objects complete.
+   */
+  let flushTimer: NodeJS.Timeout | undefined;
+  let flushFailure: unknown;
+  const flushSoon = () => {
+    flushTimer ??= setTimeout(() => {
+      flushTimer = undefined;
+      tracker.flush().catch((err) => {
+        flushFailure ??= err;
+      });
+    }, FLUSH_SOON_MS);
+  };
   /** Reads the objects of `pages`, to the last delivery and fingerprint. */
-  const readPages = async (pages: AsyncIterable<ObjectMeta[]>, flushEachPage: boolean) => {
-    for await (const fresh of prefetch(mapPages(pages, freshOf), 1)) {
-      if (plan.mode === 'list-objects') {
-        for (const meta of fresh) {
-          const object = track(meta);
-          const batcher = sink.format.batcher(plan, meta);
-          batcher.event(listingEvent(plan, meta));
-          await tracker.add(object, batcher.take()!);
-          tracker.finish(object);
-        }
-      } else {
-        for (const meta of fresh) {
-          ctx.signal.throwIfAborted();
-          await pool.run(() => readObject(meta));
+  const readPages = async (pages: AsyncIterable<ObjectMeta[]>, streaming: boolean) => {
+    try {
+      for await (const fresh of prefetch(mapPages(pages, freshOf), 1)) {
+        if (flushFailure !== undefined) throw flushFailure;
+        if (plan.mode === 'list-objects') {
+          for (const meta of fresh) {
+            const object = track(meta);
+            const batcher = sink.format.batcher(plan, meta);
+            batcher.event(listingEvent(plan, meta));
+            await tracker.add(object, batcher.take()!);
+            tracker.finish(object);
+          }
+          if (streaming) flushSoon();
+        } else {
+          for (const meta of fresh) {
+            ctx.signal.throwIfAborted();
+            await pool.run(async () => {
+              await readObject(meta);
+              if (streaming) flushSoon();
+            });
+          }
         }
       }
-      // Notified objects go on at once, not when a batch fills up.
-      if (flushEachPage) {
-        await pool.drain();
-        await tracker.flush();
-      }
+      await pool.drain();
+    } finally {
+      clearTimeout(flushTimer);
+      flushTimer = undefined;
     }
-    await pool.drain();
     await tracker.flush();
+    if (flushFailure !== undefined) throw flushFailure;
   };
   /** Notices become the objects they name; the others are done with at once. */
   async function* noticedObjects(pages: AsyncIterable<Notice[]>): AsyncGenerator<ObjectMeta[]> {
