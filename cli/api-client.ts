@@ -7,8 +7,10 @@
  *   const api = new ApiClient({ server, token, insecure: false });
  *   const me = await api.get('/api/auth/me');
  */
+
 import { readFileSync } from 'node:fs';
 import { Agent, type Dispatcher, request } from 'undici';
+import { MAX_PAGE_SIZE, NEXT_PAGE_HEADER } from '../shared/api/paging.ts';
 import type { ErrorBody } from '../shared/errors.ts';
 import { CliError, EXIT, exitCodeForApiError } from './exit-codes.ts';
 import { checkServerTransport } from './transport.ts';
@@ -56,6 +58,38 @@ export class ApiClient {
   delete = <T = unknown>(path: string, opts?: RequestOptions) => this.call<T>('DELETE', path, opts);
 
   async call<T>(method: Dispatcher.HttpMethod, path: string, opts: RequestOptions = {}): Promise<T> {
+    return (await this.send<T>(method, path, opts)).value;
+  }
+
+  /**
+   * Every item of a paged list endpoint (`X-Next-Page-Token`, shared/api/paging.ts), a
+   * page at a time; with `limit`, the first `limit` items only. `onPage` sees the count so
+   * far, for progress on long lists.
+   */
+  async list<T>(
+    path: string,
+    opts: { limit?: number; pageSize?: number; onPage?: (items: number) => void } = {},
+  ): Promise<T[]> {
+    const items: T[] = [];
+    const pageSize = opts.pageSize ?? MAX_PAGE_SIZE;
+    let token: string | undefined;
+    do {
+      const want = opts.limit === undefined ? pageSize : Math.min(pageSize, opts.limit - items.length);
+      const page = await this.send<T[]>('GET', path, {
+        query: { limit: String(want), ...(token ? { page_token: token } : {}) },
+      });
+      items.push(...page.value);
+      token = page.next;
+      opts.onPage?.(items.length);
+    } while (token && (opts.limit === undefined || items.length < opts.limit));
+    return items;
+  }
+
+  private async send<T>(
+    method: Dispatcher.HttpMethod,
+    path: string,
+    opts: RequestOptions,
+  ): Promise<{ value: T; next?: string }> {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
     const headers: Record<string, string> = { accept: opts.accept ?? 'application/json' };
@@ -80,9 +114,12 @@ export class ApiClient {
     }
     const text = await res.body.text();
     if (res.statusCode >= 400) throw apiError(res.statusCode, text);
-    if (res.statusCode === 204 || text === '') return undefined as T;
+    const nextHeader = res.headers[NEXT_PAGE_HEADER.toLowerCase()];
+    const next = typeof nextHeader === 'string' && nextHeader ? nextHeader : undefined;
+    if (res.statusCode === 204 || text === '') return { value: undefined as T, ...(next ? { next } : {}) };
     const type = String(res.headers['content-type'] ?? '');
-    return (type.includes('json') ? JSON.parse(text) : text) as T;
+    const value = (type.includes('json') ? JSON.parse(text) : text) as T;
+    return { value, ...(next ? { next } : {}) };
   }
 
   async close(): Promise<void> {

@@ -245,6 +245,8 @@ export function findQueries(file: string, source: string, helpers: Map<string, s
   const groups = new Map<ts.Node, FoundQuery>();
   const visit = (node: ts.Node, scope: ts.Node) => {
     const inner = ts.isFunctionLike(node) ? node : scope;
+    // Children first: in `q.orderBy('a').orderBy('b')` the call of 'a' is inside the call of 'b'.
+    ts.forEachChild(node, (child) => visit(child, inner));
     if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
       const method = node.expression.name.text;
       const field = literal(node.arguments[0]);
@@ -260,7 +262,6 @@ export function findQueries(file: string, source: string, helpers: Map<string, s
         if (!list.includes(field)) list.push(field);
       }
     }
-    ts.forEachChild(node, (child) => visit(child, inner));
   };
   visit(sf, sf);
   return [...groups.values()];

@@ -18,6 +18,10 @@ locals {
     events_job_id    = { collection = "events", fields = [["job", "ASCENDING"], ["id", "ASCENDING"]] }
     events_worker_id = { collection = "events", fields = [["worker", "ASCENDING"], ["id", "ASCENDING"]] }
     events_source_id = { collection = "events", fields = [["source", "ASCENDING"], ["id", "ASCENDING"]] }
+    # The pages of GET /api/api-keys, /api/workers and /api/enrollment-secrets: creation order, then id.
+    api_keys_created_id           = { collection = "api-keys", fields = [["created_at", "ASCENDING"], ["id", "ASCENDING"]] }
+    workers_created_id            = { collection = "workers", fields = [["created_at", "ASCENDING"], ["id", "ASCENDING"]] }
+    enrollment_secrets_created_id = { collection = "enrollment-secrets", fields = [["created_at", "ASCENDING"], ["id", "ASCENDING"]] }
   }
 }
 

@@ -1,5 +1,6 @@
 /** `sluice user ...`, `sluice api-key ...`, `sluice worker create|ls|get|rm|rotate-key|enroll`. */
 import { CliError } from '../exit-codes.ts';
+import { LIMIT_OPTION, listAll } from '../list-pages.ts';
 import { printResult } from '../output.ts';
 import { readSecretFromStdin } from '../stdin-secret.ts';
 import type { CommandGroup } from './index.ts';
@@ -54,9 +55,10 @@ export const identityCommands: CommandGroup = (program, wrap) => {
   user
     .command('ls')
     .description('List users')
+    .option(...LIMIT_OPTION)
     .action(
-      wrap(async (ctx) =>
-        printResult(ctx.io, await (await ctx.api()).get('/api/users'), ctx.globals.output, {
+      wrap(async (ctx, opts) =>
+        printResult(ctx.io, await listAll(ctx, '/api/users', opts), ctx.globals.output, {
           columns: ['username', 'role', 'tenant'],
         }),
       ),
@@ -108,13 +110,16 @@ export const identityCommands: CommandGroup = (program, wrap) => {
         ctx.io.stderr('store the key now: it is not shown again\n');
       }),
     );
-  apiKey.command('ls').action(
-    wrap(async (ctx) =>
-      printResult(ctx.io, await (await ctx.api()).get('/api/api-keys'), ctx.globals.output, {
-        columns: ['id', 'name', 'role', 'created_at', 'expires_at'],
-      }),
-    ),
-  );
+  apiKey
+    .command('ls')
+    .option(...LIMIT_OPTION)
+    .action(
+      wrap(async (ctx, opts) =>
+        printResult(ctx.io, await listAll(ctx, '/api/api-keys', opts), ctx.globals.output, {
+          columns: ['id', 'name', 'role', 'created_at', 'expires_at'],
+        }),
+      ),
+    );
   apiKey
     .command('rm')
     .argument('<id>')
@@ -140,13 +145,16 @@ export const identityCommands: CommandGroup = (program, wrap) => {
         ctx.io.stderr('store the key now: it is not shown again (run the worker with SLUICE_WORKER_KEY)\n');
       }),
     );
-  worker.command('ls').action(
-    wrap(async (ctx) =>
-      printResult(ctx.io, await (await ctx.api()).get('/api/workers'), ctx.globals.output, {
-        columns: ['id', 'state', 'last_seen', 'jobs', 'labels'],
-      }),
-    ),
-  );
+  worker
+    .command('ls')
+    .option(...LIMIT_OPTION)
+    .action(
+      wrap(async (ctx, opts) =>
+        printResult(ctx.io, await listAll(ctx, '/api/workers', opts), ctx.globals.output, {
+          columns: ['id', 'state', 'last_seen', 'jobs', 'labels'],
+        }),
+      ),
+    );
   worker
     .command('get')
     .argument('<id>')

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { OUTPUT_METRICS_WINDOW_LABEL, outputKindOf } from '../../shared/events/output-metrics.ts';
 import { parseJobYaml } from '../../shared/job/index.ts';
 import { CliError } from '../exit-codes.ts';
+import { LIMIT_OPTION, listAll } from '../list-pages.ts';
 import { printResult } from '../output.ts';
 import type { CommandGroup } from './index.ts';
 import { metricsCell, recentOutputMetrics } from './job-output-metrics.ts';
@@ -78,11 +79,15 @@ export const jobCommands: CommandGroup = (program, wrap) => {
   job
     .command('ls')
     .description('List jobs with state and deployments')
+    .option(...LIMIT_OPTION)
     .action(
-      wrap(async (ctx) => {
+      wrap(async (ctx, opts) => {
         const api = await ctx.api();
-        const jobs =
-          await api.get<{ name: string; deployments: { worker: string; state: string }[] }[]>('/api/jobs');
+        const jobs = await listAll<{ name: string; deployments: { worker: string; state: string }[] }>(
+          ctx,
+          '/api/jobs',
+          opts,
+        );
         // The list has no definitions: each job's output kind comes from its own GET.
         const [definitions, metrics] = await Promise.all([
           mapLimited(jobs, 8, (j) =>

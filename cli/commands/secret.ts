@@ -1,6 +1,7 @@
 /** `sluice secret set SCOPE/NAME --value-stdin`, `ls`, `rm` (admin). Values come from stdin only. */
 import { Option } from 'commander';
 import { CliError } from '../exit-codes.ts';
+import { LIMIT_OPTION, listAll } from '../list-pages.ts';
 import { printResult } from '../output.ts';
 import { readSecretFromStdin } from '../stdin-secret.ts';
 import type { CommandGroup } from './index.ts';
@@ -31,9 +32,10 @@ export const secretCommands: CommandGroup = (program, wrap) => {
   secret
     .command('ls')
     .description('List secrets (names and times, never values)')
+    .option(...LIMIT_OPTION)
     .action(
-      wrap(async (ctx) =>
-        printResult(ctx.io, await (await ctx.api()).get('/api/secrets'), ctx.globals.output, {
+      wrap(async (ctx, opts) =>
+        printResult(ctx.io, await listAll(ctx, '/api/secrets', opts), ctx.globals.output, {
           columns: ['scope', 'name', 'updated_at'],
         }),
       ),

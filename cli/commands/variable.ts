@@ -1,4 +1,6 @@
 /** `sluice variable set NAME VALUE`, `ls`, `rm` (admin): the `${dyn|NAME}` store. */
+
+import { LIMIT_OPTION, listAll } from '../list-pages.ts';
 import { printResult } from '../output.ts';
 import type { CommandGroup } from './index.ts';
 
@@ -19,13 +21,16 @@ export const variableCommands: CommandGroup = (program, wrap) => {
         ctx.io.stderr(`set variable ${name}\n`);
       }),
     );
-  variable.command('ls').action(
-    wrap(async (ctx) =>
-      printResult(ctx.io, await (await ctx.api()).get('/api/variables'), ctx.globals.output, {
-        columns: ['name', 'value', 'updated_at'],
-      }),
-    ),
-  );
+  variable
+    .command('ls')
+    .option(...LIMIT_OPTION)
+    .action(
+      wrap(async (ctx, opts) =>
+        printResult(ctx.io, await listAll(ctx, '/api/variables', opts), ctx.globals.output, {
+          columns: ['name', 'value', 'updated_at'],
+        }),
+      ),
+    );
   variable
     .command('rm')
     .argument('<name>')

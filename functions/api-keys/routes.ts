@@ -5,6 +5,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { createRoute, z } from '@hono/zod-openapi';
+import { PageQuery } from '../../shared/api/page-query.ts';
 import { newKey } from '../../shared/auth/keys.ts';
 import { resourceId } from '../../shared/auth/name-schemas.ts';
 import { isPrototypeName, PROTOTYPE_NAME_MESSAGE } from '../../shared/auth/names.ts';
@@ -12,7 +13,8 @@ import { ASSIGNABLE_ROLES } from '../../shared/auth/roles.ts';
 import { parseDuration } from '../../shared/duration.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { AppDeps } from '../app/deps.ts';
-import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
+import { BEARER, body, errors, json, jsonPage, noContent } from '../app/openapi-common.ts';
+import { pageRequest, setNextPage } from '../app/paging.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
 import { authServices } from '../auth/services.ts';
@@ -93,13 +95,19 @@ export function apiKeysFamily(deps: AppDeps): RouteFamily {
       method: 'get',
       path: '/api-keys',
       tags: ['api-keys'],
-      summary: 'API keys of the tenant (never the keys themselves)',
+      summary: 'API keys of the tenant (never the keys themselves), oldest first, a page at a time',
       security: BEARER,
-      responses: { 200: json(z.array(ApiKeyView), 'Keys'), ...errors(401, 403) },
+      request: { query: PageQuery },
+      responses: { 200: jsonPage(z.array(ApiKeyView), 'Keys'), ...errors(400, 401, 403) },
     }),
     async (c) => {
-      const records = await (await auth.store()).list<ApiKeyRecord>(c.get('principal').tenant, 'api-keys');
-      return c.json(records.map(view), 200);
+      const page = await (await auth.store()).list<ApiKeyRecord>(
+        c.get('principal').tenant,
+        'api-keys',
+        pageRequest(c.req.valid('query')),
+      );
+      setNextPage(c, page.next);
+      return c.json(page.items.map(view), 200);
     },
   );
 

@@ -51,6 +51,20 @@ export function json<T extends z.ZodType>(schema: T, description: string) {
   return { description, content: { 'application/json': { schema } } };
 }
 
+/** A list route's 200: the JSON array, and the header that leads to the next page (app/paging.ts). */
+export function jsonPage<T extends z.ZodType>(schema: T, description: string) {
+  return {
+    description,
+    headers: {
+      'X-Next-Page-Token': {
+        description: 'Present when more items follow: pass it as page_token to get the next page.',
+        schema: { type: 'string' as const },
+      },
+    },
+    content: { 'application/json': { schema } },
+  };
+}
+
 export function body<T extends z.ZodType>(schema: T) {
   return { body: { required: true, content: { 'application/json': { schema } } } };
 }

@@ -2,11 +2,13 @@
 
 import { randomUUID } from 'node:crypto';
 import { createRoute, z } from '@hono/zod-openapi';
+import { PageQuery } from '../../shared/api/page-query.ts';
 import { newKey } from '../../shared/auth/keys.ts';
 import { parseDuration } from '../../shared/duration.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { AppDeps } from '../app/deps.ts';
-import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
+import { BEARER, body, errors, json, jsonPage, noContent } from '../app/openapi-common.ts';
+import { pageRequest, setNextPage } from '../app/paging.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
 import { authServices } from '../auth/services.ts';
@@ -90,17 +92,21 @@ export function enrollmentSecretsFamily(deps: AppDeps): RouteFamily {
       method: 'get',
       path: '/enrollment-secrets',
       tags: ['enrollment-secrets'],
-      summary: 'Enrollment secrets of the tenant (never the secrets themselves)',
+      summary:
+        'Enrollment secrets of the tenant (never the secrets themselves), oldest first, a page at a time',
       security: BEARER,
-      responses: { 200: json(z.array(SecretView), 'Secrets'), ...errors(401, 403) },
+      request: { query: PageQuery },
+      responses: { 200: jsonPage(z.array(SecretView), 'Secrets'), ...errors(400, 401, 403) },
     }),
     async (c) => {
-      const records = await (await auth.store()).list<EnrollmentSecretRecord>(
+      const page = await (await auth.store()).list<EnrollmentSecretRecord>(
         c.get('principal').tenant,
         'enrollment-secrets',
+        pageRequest(c.req.valid('query')),
       );
+      setNextPage(c, page.next);
       return c.json(
-        records.map(({ secret_hash: _, ...rest }) => rest),
+        page.items.map(({ secret_hash: _, ...rest }) => rest),
         200,
       );
     },

@@ -5,6 +5,7 @@
  * its record, so a key exchange is one read.
  */
 import type { DocumentReference, Firestore, Transaction } from '@google-cloud/firestore';
+import { type PageRequest, pageFrom } from '../../shared/api/paging.ts';
 import type { KeyKind } from '../../shared/auth/keys.ts';
 import type { Role } from '../../shared/auth/principal.ts';
 import { rootCollection, tenantCollection, tenantDoc } from '../adapters/firestore-paths.ts';
@@ -83,9 +84,20 @@ export class IdentityStore {
     return (await this.keyIndex(hash).get()).data() as KeyIndexEntry | undefined;
   }
 
-  async list<T>(tenant: string, collection: 'api-keys' | 'workers' | 'enrollment-secrets'): Promise<T[]> {
-    const snap = await tenantCollection(this.db, tenant, collection).orderBy('created_at').get();
-    return snap.docs.map((d) => d.data() as T);
+  /** A page of records in creation order (then id, for records made in the same instant). */
+  async list<T extends { created_at: string; id: string }>(
+    tenant: string,
+    collection: 'api-keys' | 'workers' | 'enrollment-secrets',
+    request: PageRequest,
+  ): Promise<{ items: T[]; next?: string }> {
+    let query = tenantCollection(this.db, tenant, collection).orderBy('created_at').orderBy('id');
+    if (request.after) query = query.startAfter(request.after[0], request.after[1] ?? '');
+    const snap = await query.limit(request.limit + 1).get();
+    return pageFrom(
+      snap.docs.map((d) => d.data() as T),
+      request,
+      (record) => [record.created_at, record.id],
+    );
   }
 
   async usersOf(tenant: string): Promise<UserRecord[]> {

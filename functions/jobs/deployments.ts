@@ -12,7 +12,9 @@
  * @example
  *   const record = await deployJob(deps, principal, 'orders', ['cloud', 'w-1']);
  */
+
 import type { Firestore, Transaction } from '@google-cloud/firestore';
+import { type PageRequest, pageFrom } from '../../shared/api/paging.ts';
 import type { Principal } from '../../shared/auth/principal.ts';
 import { ApiError, type ErrorDetail } from '../../shared/errors.ts';
 import { cloudWorkerProblems } from '../../shared/job/cloud-worker-rules.ts';
@@ -89,11 +91,20 @@ export async function loadJob(deps: AppDeps, tenant: string, name: string): Prom
   return record;
 }
 
-export async function listJobs(deps: AppDeps, tenant: string): Promise<JobRecord[]> {
-  const snap = await jobsCollection(await deps.clients.firestore(), tenant)
-    .orderBy('name')
-    .get();
-  return snap.docs.map((d) => d.data() as JobRecord);
+/** A page of the tenant's jobs, by name. */
+export async function listJobs(
+  deps: AppDeps,
+  tenant: string,
+  request: PageRequest,
+): Promise<{ items: JobRecord[]; next?: string }> {
+  let query = jobsCollection(await deps.clients.firestore(), tenant).orderBy('name');
+  if (request.after) query = query.startAfter(request.after[0]);
+  const snap = await query.limit(request.limit + 1).get();
+  return pageFrom(
+    snap.docs.map((d) => d.data() as JobRecord),
+    request,
+    (job) => [job.name],
+  );
 }
 
 /** Deletes a job; refused (409) while any worker has it. */

@@ -12,6 +12,7 @@ import {
   JobView as JobViewSchema,
   SavedJob as SavedJobSchema,
 } from '../../shared/api/jobs.ts';
+import { PageQuery } from '../../shared/api/page-query.ts';
 import { WorkerId } from '../../shared/auth/name-schemas.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { parseJobYaml } from '../../shared/job/parse.ts';
@@ -20,7 +21,8 @@ import { validateJob } from '../../shared/job/validate.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
 import { mediaTypeOf } from '../app/middleware/body-rules.ts';
-import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
+import { BEARER, body, errors, json, jsonPage, noContent } from '../app/openapi-common.ts';
+import { pageRequest, setNextPage } from '../app/paging.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
 import {
@@ -94,12 +96,15 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
       method: 'get',
       path: '/jobs',
       tags: ['jobs'],
-      summary: 'Jobs with their state, staged version and deployments',
+      summary: 'Jobs with their state, staged version and deployments, by name, a page at a time',
       security: BEARER,
-      responses: { 200: json(z.array(JobSummary), 'Jobs'), ...errors(401, 403) },
+      request: { query: PageQuery },
+      responses: { 200: jsonPage(z.array(JobSummary), 'Jobs'), ...errors(400, 401, 403) },
     }),
     async (c) => {
-      return c.json((await listJobs(deps, c.get('principal').tenant)).map(summary), 200);
+      const page = await listJobs(deps, c.get('principal').tenant, pageRequest(c.req.valid('query')));
+      setNextPage(c, page.next);
+      return c.json(page.items.map(summary), 200);
     },
   );
 

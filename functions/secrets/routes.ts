@@ -5,10 +5,13 @@
  * can have them revealed (`POST /api/worker/secrets/resolve`).
  */
 import { createRoute, z } from '@hono/zod-openapi';
+import { PageQuery } from '../../shared/api/page-query.ts';
+import { pageInMemory } from '../../shared/api/paging.ts';
 import { resourceId } from '../../shared/auth/name-schemas.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { AppDeps } from '../app/deps.ts';
-import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
+import { BEARER, body, errors, json, jsonPage, noContent } from '../app/openapi-common.ts';
+import { pageRequest, setNextPage } from '../app/paging.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
 import { SecretStore } from './store.ts';
@@ -58,17 +61,24 @@ export function secretsFamily(deps: AppDeps): RouteFamily {
       method: 'get',
       path: '/secrets',
       tags: ['secrets'],
-      summary: 'Secrets of the tenant: scope, name and updated_at, never values',
+      summary:
+        'Secrets of the tenant: scope, name and updated_at, never values; by scope and name, a page at a time',
       security: BEARER,
+      request: { query: PageQuery },
       responses: {
-        200: json(
+        200: jsonPage(
           z.array(z.object({ scope: z.string(), name: z.string(), updated_at: z.string() })),
           'Secrets',
         ),
-        ...errors(401, 403),
+        ...errors(400, 401, 403),
       },
     }),
-    async (c) => c.json(await (await store()).list(c.get('principal').tenant), 200),
+    async (c) => {
+      const secrets = await (await store()).list(c.get('principal').tenant);
+      const page = pageInMemory(secrets, pageRequest(c.req.valid('query')), (s) => [s.scope, s.name]);
+      setNextPage(c, page.next);
+      return c.json(page.items, 200);
+    },
   );
 
   routes.openapi(

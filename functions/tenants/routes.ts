@@ -1,10 +1,13 @@
 /** The `tenants` family: the system admin creates tenants; everyone may list their own. */
 import { createRoute, z } from '@hono/zod-openapi';
+import { PageQuery } from '../../shared/api/page-query.ts';
+import { pageFrom } from '../../shared/api/paging.ts';
 import { TenantName } from '../../shared/auth/name-schemas.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { rootCollection } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
-import { BEARER, body, errors, json } from '../app/openapi-common.ts';
+import { BEARER, body, errors, json, jsonPage } from '../app/openapi-common.ts';
+import { pageRequest, setNextPage } from '../app/paging.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole, requireSystemAdmin } from '../auth/middleware.ts';
 import { authServices } from '../auth/services.ts';
@@ -50,20 +53,27 @@ export function tenantsFamily(deps: AppDeps): RouteFamily {
       method: 'get',
       path: '/tenants',
       tags: ['tenants'],
-      summary: 'Tenants: all of them for the system admin, else the caller’s own',
+      summary: 'Tenants: all of them for the system admin (by name, a page at a time), else the caller’s own',
       security: BEARER,
       middleware: [requireRole('viewer')] as const,
-      responses: { 200: json(z.array(Tenant), 'Tenants'), ...errors(401, 403) },
+      request: { query: PageQuery },
+      responses: { 200: jsonPage(z.array(Tenant), 'Tenants'), ...errors(400, 401, 403) },
     }),
     async (c) => {
       const principal = c.get('principal');
       const store = await auth.store();
+      const request = pageRequest(c.req.valid('query'));
       if (principal.systemAdmin) {
-        const snap = await rootCollection(store.db, 'tenants').get();
-        return c.json(
+        let query = rootCollection(store.db, 'tenants').orderBy('name');
+        if (request.after) query = query.startAfter(request.after[0]);
+        const snap = await query.limit(request.limit + 1).get();
+        const page = pageFrom(
           snap.docs.map((d) => d.data() as z.infer<typeof Tenant>),
-          200,
+          request,
+          (t) => [t.name],
         );
+        setNextPage(c, page.next);
+        return c.json(page.items, 200);
       }
       const own = (await store.tenant(principal.tenant).get()).data() as z.infer<typeof Tenant> | undefined;
       return c.json(own ? [own] : [], 200);

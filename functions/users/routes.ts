@@ -5,6 +5,8 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { PageQuery } from '../../shared/api/page-query.ts';
+import { pageInMemory } from '../../shared/api/paging.ts';
 import { TenantName } from '../../shared/auth/name-schemas.ts';
 import { canonicalUsername, isPrototypeName, PROTOTYPE_NAME_MESSAGE } from '../../shared/auth/names.ts';
 import { ASSIGNABLE_ROLES } from '../../shared/auth/roles.ts';
@@ -12,7 +14,8 @@ import { ApiError } from '../../shared/errors.ts';
 import { own } from '../../shared/own.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
-import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
+import { BEARER, body, errors, json, jsonPage, noContent } from '../app/openapi-common.ts';
+import { pageRequest, setNextPage } from '../app/paging.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { loginScopes } from '../auth/login.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
@@ -88,16 +91,19 @@ export function usersFamily(deps: AppDeps): RouteFamily {
       method: 'get',
       path: '/users',
       tags: ['users'],
-      summary: 'Users of the caller’s tenant',
+      summary: 'Users of the caller’s tenant, by username, a page at a time',
       security: BEARER,
       middleware: [requireRole('admin')] as const,
-      responses: { 200: json(z.array(UserView), 'Users'), ...errors(401, 403) },
+      request: { query: PageQuery },
+      responses: { 200: jsonPage(z.array(UserView), 'Users'), ...errors(400, 401, 403) },
     }),
     async (c) => {
       const tenant = c.get('principal').tenant;
       const users = await (await auth.store()).usersOf(tenant);
+      const page = pageInMemory(users, pageRequest(c.req.valid('query')), (u) => [u.username]);
+      setNextPage(c, page.next);
       return c.json(
-        users.map((u) => ({ username: u.username, tenant, role: own(u.memberships, tenant)! })),
+        page.items.map((u) => ({ username: u.username, tenant, role: own(u.memberships, tenant)! })),
         200,
       );
     },

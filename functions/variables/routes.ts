@@ -5,11 +5,14 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { PageQuery } from '../../shared/api/page-query.ts';
+import { pageFrom } from '../../shared/api/paging.ts';
 import { isPrototypeName, PROTOTYPE_NAME_MESSAGE } from '../../shared/auth/names.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
-import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
+import { BEARER, body, errors, json, jsonPage, noContent } from '../app/openapi-common.ts';
+import { pageRequest, setNextPage } from '../app/paging.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
 import { changeVariable, variablesCollection } from './store.ts';
@@ -59,18 +62,25 @@ export function variablesFamily(deps: AppDeps): RouteFamily {
       method: 'get',
       path: '/variables',
       tags: ['variables'],
-      summary: 'Variables with their values',
+      summary: 'Variables with their values, by name, a page at a time',
       security: BEARER,
-      responses: { 200: json(z.array(Variable), 'Variables'), ...errors(401, 403) },
+      request: { query: PageQuery },
+      responses: { 200: jsonPage(z.array(Variable), 'Variables'), ...errors(400, 401, 403) },
     }),
     async (c) => {
-      const snap = await variablesCollection(await deps.clients.firestore(), c.get('principal').tenant)
-        .orderBy('name')
-        .get();
-      return c.json(
-        snap.docs.map((d) => d.data() as z.infer<typeof Variable>),
-        200,
+      const request = pageRequest(c.req.valid('query'));
+      let query = variablesCollection(await deps.clients.firestore(), c.get('principal').tenant).orderBy(
+        'name',
       );
+      if (request.after) query = query.startAfter(request.after[0]);
+      const snap = await query.limit(request.limit + 1).get();
+      const page = pageFrom(
+        snap.docs.map((d) => d.data() as z.infer<typeof Variable>),
+        request,
+        (v) => [v.name],
+      );
+      setNextPage(c, page.next);
+      return c.json(page.items, 200);
     },
   );
 

@@ -5,8 +5,10 @@
  * `local` (the local stack's worker, which the stack creates itself). Route handlers,
  * the local stack and the job lifecycle all come here; none reaches into a routes file.
  */
+
 import { randomBytes } from 'node:crypto';
 import type { Transaction } from '@google-cloud/firestore';
+import { encodePageToken, type PageRequest } from '../../shared/api/paging.ts';
 import type { WorkerView } from '../../shared/api/workers.ts';
 import { hashKey, kindOfKey, newKey, sameHash } from '../../shared/auth/keys.ts';
 import { parseDuration } from '../../shared/duration.ts';
@@ -81,16 +83,29 @@ async function deployedJobs(deps: AppDeps, tenant: string): Promise<Map<string, 
   return byWorker;
 }
 
-/** The tenant's workers, `cloud` first when it has no record of its own. */
-export async function listWorkers(deps: AppDeps, tenant: string): Promise<WorkerView[]> {
+/**
+ * A page of the tenant's workers, oldest first; the first page starts with `cloud` when it
+ * has no record of its own (it counts towards the page's limit).
+ */
+export async function listWorkers(
+  deps: AppDeps,
+  tenant: string,
+  request: PageRequest,
+): Promise<{ items: WorkerView[]; next?: string }> {
+  const store = await authServices(deps).store();
+  const virtualCloud =
+    request.after === undefined && !(await store.worker(tenant, CLOUD_WORKER).get()).exists;
+  const limit = virtualCloud ? request.limit - 1 : request.limit;
   const [records, jobs] = await Promise.all([
-    (await authServices(deps).store()).list<WorkerRecord>(tenant, 'workers'),
+    // A page of `cloud` alone still says whether records follow (they start after the key ['', '']).
+    store.list<WorkerRecord>(tenant, 'workers', { ...request, limit: Math.max(1, limit) }),
     deployedJobs(deps, tenant),
   ]);
-  const listed = records.map((r) => viewOf(deps, r, r.id, jobs.get(r.id)));
-  if (!records.some((r) => r.id === CLOUD_WORKER))
-    listed.unshift(viewOf(deps, undefined, CLOUD_WORKER, jobs.get(CLOUD_WORKER)));
-  return listed;
+  const listed = limit > 0 ? records.items : [];
+  const next = limit > 0 ? records.next : records.items.length ? encodePageToken(['', '']) : undefined;
+  const items = listed.map((r) => viewOf(deps, r, r.id, jobs.get(r.id)));
+  if (virtualCloud) items.unshift(viewOf(deps, undefined, CLOUD_WORKER, jobs.get(CLOUD_WORKER)));
+  return { items, ...(next ? { next } : {}) };
 }
 
 export async function getWorker(deps: AppDeps, tenant: string, id: string): Promise<WorkerView> {

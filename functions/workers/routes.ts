@@ -5,10 +5,12 @@
  * The lifecycle itself is in registry.ts.
  */
 import { createRoute, z } from '@hono/zod-openapi';
+import { PageQuery } from '../../shared/api/page-query.ts';
 import { WorkerKey as WorkerKeySchema, WorkerView as WorkerViewSchema } from '../../shared/api/workers.ts';
 import { WorkerId } from '../../shared/auth/name-schemas.ts';
 import type { AppDeps } from '../app/deps.ts';
-import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
+import { BEARER, body, errors, json, jsonPage, noContent } from '../app/openapi-common.ts';
+import { pageRequest, setNextPage } from '../app/paging.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
 import { clientAddress } from '../auth/rate-limit.ts';
@@ -60,13 +62,16 @@ export function workersFamily(deps: AppDeps): RouteFamily {
       method: 'get',
       path: '/workers',
       tags: ['workers'],
-      summary: 'Workers of the tenant, with state and last heartbeat',
+      summary: 'Workers of the tenant, with state and last heartbeat, oldest first, a page at a time',
       security: BEARER,
       middleware: viewer,
-      responses: { 200: json(z.array(WorkerView), 'Workers'), ...errors(401, 403) },
+      request: { query: PageQuery },
+      responses: { 200: jsonPage(z.array(WorkerView), 'Workers'), ...errors(400, 401, 403) },
     }),
     async (c) => {
-      return c.json(await listWorkers(deps, c.get('principal').tenant), 200);
+      const page = await listWorkers(deps, c.get('principal').tenant, pageRequest(c.req.valid('query')));
+      setNextPage(c, page.next);
+      return c.json(page.items, 200);
     },
   );
 

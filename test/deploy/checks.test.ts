@@ -45,6 +45,21 @@ describe('check:deploy', () => {
     expect(problems[0]).toContain('(kind, id)');
   });
 
+  it('reads the sort fields of a chained query in the order they sort', async () => {
+    const tf = await loadTerraform();
+    const source = `function f(db) { return db.collection('workers').orderBy('created_at').orderBy('id').get(); }
+      function g(db) { return db.collection('workers').orderBy('id').orderBy('created_at').get(); }`;
+    const queries = findQueries('x.ts', source, new Map());
+    expect(queries.map((q) => q.sort)).toEqual([
+      ['created_at', 'id'],
+      ['id', 'created_at'],
+    ]);
+    // terraform has (created_at, id) for workers: only the second query lacks its index.
+    const problems = missingIndexes(queries, tf);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain('(id, created_at)');
+  });
+
   it('needs no composite index for equality-only or single-field queries', async () => {
     const tf = await loadTerraform();
     const source = `function f(db) { return db.collection('users').where('a', '==', 1).where('b', '==', 2).get(); }

@@ -7,6 +7,8 @@
  *   const global = await api.get<ContextMap>('/api/contexts/global');
  *   await api.post('/api/contexts/update-global', { region: 'eu' });
  */
+import { NEXT_PAGE_HEADER } from '../../shared/api/paging.ts';
+
 export interface ErrorDetail {
   path: string;
   message: string;
@@ -54,8 +56,17 @@ async function request<T>(
   return (accept === 'application/json' ? await res.json() : await res.text()) as T;
 }
 
+/** One page of a list endpoint: its items and the next page's token (`X-Next-Page-Token`), if any. */
+async function page<T>(path: string): Promise<{ items: T[]; next?: string }> {
+  const res = await fetch(path, { headers: { accept: 'application/json' }, credentials: 'same-origin' });
+  if (!res.ok) throw await failure(res, path);
+  const next = res.headers.get(NEXT_PAGE_HEADER) ?? undefined;
+  return { items: (await res.json()) as T[], ...(next ? { next } : {}) };
+}
+
 export const api = {
   get: <T>(path: string) => request<T>('GET', path),
+  page,
   text: (path: string, accept: string) => request<string>('GET', path, undefined, accept),
   post: <T>(path: string, body?: unknown) => request<T>('POST', path, body),
 };

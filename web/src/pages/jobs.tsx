@@ -3,12 +3,12 @@ import { ErrorMessage } from '../components/error-message.tsx';
 import { formatTime } from '../components/events-table.tsx';
 import { EmptyRow, TableHead } from '../components/table.tsx';
 import type { JobSummary } from '../lib/types.ts';
-import { REFRESH_MS, useApi } from '../lib/use-api.ts';
+import { REFRESH_MS, usePagedApi } from '../lib/use-api.ts';
 import { Link } from '../router.tsx';
 import { StateBadge } from './workers.tsx';
 
 export function JobsPage() {
-  const jobs = useApi<JobSummary[]>('/api/jobs', undefined, { refreshMs: REFRESH_MS });
+  const jobs = usePagedApi<JobSummary>('/api/jobs', { refreshMs: REFRESH_MS });
   return (
     <>
       <h1>Jobs</h1>
@@ -46,6 +46,13 @@ export function JobsPage() {
           ))}
         </tbody>
       </table>
+      {jobs.more && (
+        <p>
+          <button type="button" class="load-more" onClick={() => void jobs.loadMore()}>
+            Load more
+          </button>
+        </p>
+      )}
     </>
   );
 }

@@ -3,11 +3,11 @@ import { ErrorMessage } from '../components/error-message.tsx';
 import { formatTime } from '../components/events-table.tsx';
 import { TableHead } from '../components/table.tsx';
 import type { Worker } from '../lib/types.ts';
-import { REFRESH_MS, useApi } from '../lib/use-api.ts';
+import { REFRESH_MS, usePagedApi } from '../lib/use-api.ts';
 import { Link } from '../router.tsx';
 
 export function WorkersPage() {
-  const workers = useApi<Worker[]>('/api/workers', undefined, { refreshMs: REFRESH_MS });
+  const workers = usePagedApi<Worker>('/api/workers', { refreshMs: REFRESH_MS });
   return (
     <>
       <h1>Workers</h1>
@@ -36,6 +36,13 @@ export function WorkersPage() {
           ))}
         </tbody>
       </table>
+      {workers.more && (
+        <p>
+          <button type="button" class="load-more" onClick={() => void workers.loadMore()}>
+            Load more
+          </button>
+        </p>
+      )}
       <p class="hint">
         Add a worker with <code>sluice worker create ID</code>, then run it with{' '}
         <code>sluice worker run</code>.

@@ -108,7 +108,7 @@ async function* gunzipIfGzip(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buff
  * and, through `write`'s backpressure, the download.
  */
 async function* inflate(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-  const gunzip = createGunzip({ chunkSize: 64 * 1024 });
+  const gunzip = createGunzip({ chunkSize: 256 * 1024 });
   const source = chunks[Symbol.asyncIterator]();
   const output: Buffer[] = [];
   let ended = false;
