@@ -108,6 +108,8 @@ async function* gunzipIfGzip(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buff
  * and, through `write`'s backpressure, the download.
  */
 async function* inflate(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  // 256 KiB: a quarter of the per-chunk callbacks of 64 KiB, about 10% faster on gzip
+  // NDJSON (a 1M-line run went from 0.60 s to 0.53 s); with OUTPUT_AHEAD, 2 MiB held per object.
   const gunzip = createGunzip({ chunkSize: 256 * 1024 });
   const source = chunks[Symbol.asyncIterator]();
   const output: Buffer[] = [];
@@ -183,7 +185,7 @@ function drained(stream: NodeJS.WritableStream & NodeJS.EventEmitter): Promise<v
 }
 
 /** Decompressed chunks held before zlib is paused. */
-const OUTPUT_AHEAD = 16;
+const OUTPUT_AHEAD = 8;
 
 async function* base64Encode(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
   let carry = Buffer.alloc(0);
