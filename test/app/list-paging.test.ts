@@ -5,6 +5,7 @@
  * or a limit out of range, is a 400 with the contract's error body.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tenantCollection } from '../../functions/adapters/firestore-paths.ts';
 import { NEXT_PAGE_HEADER } from '../../shared/api/paging.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
@@ -21,6 +22,23 @@ beforeAll(async () => {
     const res = await t.request(path, jsonInit(method, body, admin));
     if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
   };
+  // A job written straight to Firestore (as an older version stored it): the lists read it too.
+  const db = await t.deps.clients.firestore();
+  const now = new Date().toISOString();
+  await tenantCollection(db, 'default', 'jobs')
+    .doc('legacy')
+    .set({
+      name: 'legacy',
+      version: 1,
+      created_at: now,
+      updated_at: now,
+      definition_json: JSON.stringify({
+        name: 'legacy',
+        input: { 'http-poll': { url: 'http://x.example' } },
+        output: { print: {} },
+      }),
+      deployments: { 'w-2': { state: 'running', version: 1, updated_at: now } },
+    });
   for (let i = 0; i < N; i++) {
     await send('PUT', `/api/jobs/job-${i}`, {
       name: `job-${i}`,
@@ -89,6 +107,28 @@ describe('list paging', () => {
     expect(single.items).toEqual(whole.body);
   });
 
+  it('shows each worker the jobs deployed to it, on every page, until undeployed or the worker is removed', async () => {
+    const deploy = await t.request(
+      '/api/jobs/job-1/deploy',
+      jsonInit('POST', { workers: ['w-1', 'w-2'] }, admin),
+    );
+    expect(deploy.status).toBe(200);
+    const jobsOf = async (id: string) => (await get(`/api/workers/${id}`)).body.jobs;
+    expect(await jobsOf('w-1')).toEqual(['job-1']);
+    expect(await jobsOf('w-2')).toEqual(['job-1', 'legacy']);
+    const listed = (await allPages('/api/workers', 2)).items as { id: string; jobs: string[] }[];
+    expect(listed.find((w) => w.id === 'w-2')?.jobs).toEqual(['job-1', 'legacy']);
+    const undeploy = await t.request(
+      '/api/jobs/job-1/undeploy',
+      jsonInit('POST', { workers: ['w-2'] }, admin),
+    );
+    expect(undeploy.status).toBe(200);
+    expect(await jobsOf('w-2')).toEqual(['legacy']);
+    const removed = await t.request('/api/workers/w-1', { method: 'DELETE', headers: admin });
+    expect(removed.status).toBe(204);
+    expect((await get('/api/jobs/job-1')).body.deployments).toEqual([]);
+  });
+
   it('refuses a token that is not one of ours and a limit out of range, changing nothing', async () => {
     for (const query of ['page_token=not-a-token', 'page_token=WzFd', 'limit=0', 'limit=1001', 'limit=two']) {
       const res = await get(`/api/jobs?${query}`);
@@ -96,6 +136,9 @@ describe('list paging', () => {
       expect(res.body.error.code, query).toBe('invalid_request');
     }
     const jobs = await get('/api/jobs');
-    expect(jobs.body.map((j: { name: string }) => j.name)).toEqual([0, 1, 2, 3, 4].map((i) => `job-${i}`));
+    expect(jobs.body.map((j: { name: string }) => j.name)).toEqual([
+      ...[0, 1, 2, 3, 4].map((i) => `job-${i}`),
+      'legacy',
+    ]);
   });
 });
