@@ -205,7 +205,7 @@ async function stageAndDeploy(deps: AppDeps, actor: Actor, name: string, add: st
       secrets,
     };
     const deployments: Record<string, Deployment> = {};
-    for (const [worker, deployment] of Object.entries(current.deployments))
+    for (const [worker, { next_due_ms: _, ...deployment }] of Object.entries(current.deployments))
       deployments[worker] = { ...deployment, version: current.version, updated_at: now };
     // Deploying (again) to a worker: pending until it reports on the new version.
     for (const worker of add)

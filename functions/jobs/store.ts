@@ -24,6 +24,12 @@ export interface Deployment {
   version: number;
   updated_at: string;
   error?: string;
+  /**
+   * `cloud` only: when the scheduled tick should look at the job again (epoch ms; null: not
+   * until it is staged again), kept by the tick (scheduled/cloud-worker.ts). Staging drops
+   * it, so a new version is looked at on the next tick.
+   */
+  next_due_ms?: number | null;
 }
 
 export interface StagedJob {

@@ -23,7 +23,7 @@ import type { AppDeps } from '../app/deps.ts';
 import { ContextStore } from '../contexts/store.ts';
 import { appendEvent } from '../events/event-log.ts';
 import { type DeploymentStateChange, recordDeploymentStates, renderStaged } from '../jobs/deployments.ts';
-import type { JobRecord } from '../jobs/store.ts';
+import { type Deployment, type JobRecord, jobsCollection } from '../jobs/store.ts';
 import { inputFor } from '../runner/components.ts';
 import { EgressPolicy } from '../runner/egress/policy.ts';
 import { createPrintOutput } from '../runner/outputs/print/index.ts';
@@ -44,6 +44,8 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
   const notRun: NotRun[] = [];
   /** Jobs without a trigger run once: after that run they are `stopped`, as on any worker. */
   const runOnce = new Set<string>();
+  /** The deployed version of each job the tick looked at, to keep its next due time with. */
+  const versions = new Map<string, number>();
   const refuse = async (tenant: string, job: string, reason: string, details?: unknown) => {
     notRun.push({ tenant, job, reason });
     await appendEvent(db, tenant, {
@@ -58,13 +60,24 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
     {
       db,
       async jobs() {
+        // Only the deployment is read of every job; the rest only of those the tick must look at.
         const snap = await collectionGroup(db, 'jobs')
           .where(`deployments.${CLOUD_WORKER}.version`, '>=', 0)
+          .select(`deployments.${CLOUD_WORKER}`)
           .get();
+        const now = Date.now();
+        const looked = snap.docs.filter((doc) => {
+          const next = (doc.get(`deployments.${CLOUD_WORKER}`) as Deployment | undefined)?.next_due_ms;
+          return next === undefined || (next !== null && next <= now);
+        });
+        const records = looked.length ? await db.getAll(...looked.map((doc) => doc.ref)) : [];
         const rendered = await Promise.all(
-          snap.docs.map(async (doc): Promise<ScheduledJob | undefined> => {
+          records.map(async (doc): Promise<ScheduledJob | undefined> => {
             const tenant = doc.ref.parent.parent!.id;
-            const record = doc.data() as JobRecord;
+            const record = doc.data() as JobRecord | undefined;
+            // Undeployed since the query.
+            if (!record?.deployments?.[CLOUD_WORKER]) return undefined;
+            versions.set(`${tenant}/${record.name}`, record.deployments[CLOUD_WORKER].version);
             const staged = await renderStaged(contexts, tenant, record, CLOUD_WORKER);
             if (!staged.ok) {
               const reason = `not run: ${staged.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`;
@@ -113,8 +126,43 @@ export async function cloudWorkerTick(deps: AppDeps, deadlineMs: number) {
     ...notRun.map(({ tenant, job, reason }) => ({ tenant, job, state: 'failed' as const, error: reason })),
     ...results.flatMap((result) => stateAfter(result, runOnce.has(`${result.tenant}/${result.job}`)) ?? []),
   ]).catch((err) => deps.logger.warn({ err }, "could not record the cloud worker's deployment states"));
+  await recordNextDue(db, results, versions).catch((err) =>
+    deps.logger.warn({ err }, "could not record when the cloud worker's jobs are due"),
+  );
   return results;
 }
+
+/**
+ * Keeps each looked-at job's next due time beside its `cloud` deployment, so later ticks
+ * skip it unread until then. Only onto the version the tick looked at: a job staged or
+ * undeployed meanwhile keeps what the lifecycle wrote (no due time: looked at next tick).
+ */
+async function recordNextDue(
+  db: Firestore,
+  results: JobTickResult[],
+  versions: Map<string, number>,
+): Promise<void> {
+  const { FieldPath } = await import('@google-cloud/firestore');
+  const due = results.filter((r) => r.nextDueMs !== undefined && versions.has(`${r.tenant}/${r.job}`));
+  for (let i = 0; i < due.length; i += NEXT_DUE_WRITES_AT_ONCE) {
+    await Promise.all(
+      due.slice(i, i + NEXT_DUE_WRITES_AT_ONCE).map((result) =>
+        db.runTransaction(async (tx) => {
+          const ref = jobsCollection(db, result.tenant).doc(result.job);
+          const deployment = ((await tx.get(ref)).data() as JobRecord | undefined)?.deployments?.[
+            CLOUD_WORKER
+          ];
+          if (!deployment || deployment.version !== versions.get(`${result.tenant}/${result.job}`)) return;
+          if (deployment.next_due_ms === result.nextDueMs) return;
+          tx.update(ref, new FieldPath('deployments', CLOUD_WORKER, 'next_due_ms'), result.nextDueMs);
+        }),
+      ),
+    );
+  }
+}
+
+/** Next-due writes in flight at once after a tick. */
+const NEXT_DUE_WRITES_AT_ONCE = 20;
 
 type CloudState = DeploymentStateChange & { tenant: string };
 

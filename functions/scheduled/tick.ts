@@ -29,7 +29,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import { parseDuration } from '../../shared/duration.ts';
 import type { JobDefinition } from '../../shared/job/index.ts';
 import { triggerOf } from '../../shared/job/schema.ts';
-import { afterTickRun, dueOnTick, type TickState } from '../../shared/job/tick-schedule.ts';
+import { afterTickRun, dueOnTick, nextDueMs, type TickState } from '../../shared/job/tick-schedule.ts';
 import { jobCollection, leasePath } from '../adapters/firestore-paths.ts';
 import { withActions } from '../runner/actions/with-actions.ts';
 import { type BuiltOutput, inputFor, outputFor } from '../runner/components.ts';
@@ -100,6 +100,11 @@ export interface JobTickResult {
   job: string;
   outcome: JobTickOutcome;
   error?: string;
+  /**
+   * When the job is due next, as its state stands after this tick (null: not until it is
+   * deployed again); absent when this tick did not look (leased elsewhere, failed, skipped).
+   */
+  nextDueMs?: number | null;
 }
 
 export async function runScheduledTick(deps: ScheduledDeps, options: TickOptions): Promise<JobTickResult[]> {
@@ -196,7 +201,12 @@ async function runOne(
       // The reference of a first interval or cron run: when a tick first saw the job.
       if (state.first_seen_ms === undefined)
         await stateDoc.set({ first_seen_ms: startedMs }, { merge: true });
-      return { ...base, outcome: 'not-due' };
+      const seen = { ...state, first_seen_ms: state.first_seen_ms ?? startedMs };
+      return {
+        ...base,
+        outcome: 'not-due',
+        nextDueMs: nextDueMs(trigger, seen, { offsetMs, version, firstSeenMs: startedMs }),
+      };
     }
     await deps.runStarting?.(job);
     const built = outputOf(deps, job, report, controller.signal);
@@ -233,12 +243,14 @@ async function runOne(
       await built.output.close();
     }
     const completed = !controller.signal.aborted;
-    await stateDoc.set(
-      afterTickRun(trigger, state, { startedMs, endedMs: now(), offsetMs, version, completed }),
-      { merge: true },
-    );
-    if (completed) return { ...base, outcome: 'completed' };
-    if (stoppedBy() !== BUDGET) return { ...base, outcome: 'stopped-at-deadline' };
+    const after = afterTickRun(trigger, state, { startedMs, endedMs: now(), offsetMs, version, completed });
+    await stateDoc.set(after, { merge: true });
+    const ran = {
+      ...base,
+      nextDueMs: nextDueMs(trigger, after, { offsetMs, version, firstSeenMs: startedMs }),
+    };
+    if (completed) return { ...ran, outcome: 'completed' };
+    if (stoppedBy() !== BUDGET) return { ...ran, outcome: 'stopped-at-deadline' };
     report({
       type: 'job-errors',
       payload: {
@@ -246,7 +258,7 @@ async function runOne(
         budget_ms: budgetMs,
       },
     });
-    return { ...base, outcome: 'stopped-at-budget' };
+    return { ...ran, outcome: 'stopped-at-budget' };
   } catch (err) {
     if (!wasReported(err)) report({ type: 'job-errors', payload: { reason: (err as Error).message } });
     report({ type: 'run-job-failure', payload: { job: job.name, error: (err as Error).message } });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { seededRandom, testSeed } from '../../test/helpers/random.ts';
 import type { Trigger } from './schema.ts';
-import { afterTickRun, dueOnTick, type TickState } from './tick-schedule.ts';
+import { afterTickRun, dueOnTick, nextDueMs, type TickState } from './tick-schedule.ts';
 
 const at = (iso: string) => Date.parse(iso);
 const clock = (iso: string, offsetMs = 0, version = '1') => ({ nowMs: at(iso), offsetMs, version });
@@ -84,5 +85,42 @@ describe('dueOnTick', () => {
 
   it('never runs message-triggered jobs (the cloud worker receives no messages)', () => {
     expect(dueOnTick({ message: {} } as Trigger, {}, clock('2026-11-20T10:00:00Z'))).toBe(false);
+  });
+});
+
+describe('nextDueMs', () => {
+  it('is the first moment dueOnTick says yes, for random triggers, states and times (seeded)', () => {
+    const seed = testSeed();
+    const random = seededRandom(seed);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const base = at('2026-11-20T10:00:00Z');
+    const minutes = (n: number) => n * 60_000;
+    const triggers: (Trigger | undefined)[] = [
+      undefined,
+      { interval: { duration: '10m', 'random-offset': '0s' } },
+      { interval: { duration: '1h', 'random-offset': '0s' } },
+      hourly,
+      { cron: { cron: '*/15 * * * *', immediate: true, 'random-offset': '0s' } },
+      { message: { filter: {}, limit: 1 } } as unknown as Trigger,
+    ];
+    for (let round = 0; round < 500; round++) {
+      const trigger = pick(triggers);
+      const state: TickState = { first_seen_ms: base + minutes(Math.floor(random() * 60)) };
+      if (random() < 0.5) state.last_run_ended_ms = base + minutes(Math.floor(random() * 120));
+      if (random() < 0.5) state.beats_done_until_ms = base + minutes(Math.floor(random() * 120));
+      if (random() < 0.3) state.completed_version = pick(['1', '2']);
+      if (random() < 0.1) state.interrupted = true;
+      const offsetMs = pick([0, minutes(7)]);
+      const version = pick(['1', '2']);
+      const next = nextDueMs(trigger, state, { offsetMs, version, firstSeenMs: base });
+      for (let probe = 0; probe < 8; probe++) {
+        const nowMs = base + minutes(Math.floor(random() * 300));
+        const due = dueOnTick(trigger, state, { nowMs, offsetMs, version });
+        expect(
+          next !== null && nowMs >= next,
+          `seed ${seed} round ${round}: ${JSON.stringify({ trigger, state, offsetMs, version, nowMs, next })}`,
+        ).toBe(due);
+      }
+    }
   });
 });

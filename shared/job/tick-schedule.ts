@@ -13,6 +13,9 @@
  * - `message`: never (the cloud worker receives no messages; deploying one is refused);
  * - a run cut short by the tick's deadline is due again at once, so it carries on.
  *
+ * `nextDueMs` says when `dueOnTick` turns true, so that a tick can skip a job without
+ * reading anything of it until then (the `cloud` worker keeps it beside the deployment).
+ *
  * @example
  *   const due = dueOnTick(trigger, state, { nowMs: startedMs, offsetMs: 0, version: '3' });
  *   if (due) save(afterTickRun(trigger, state, { startedMs, endedMs: Date.now(), offsetMs: 0, version: '3', completed: true }));
@@ -81,4 +84,30 @@ export function afterTickRun(trigger: Trigger | undefined, state: TickState, run
   // continuation of an interrupted run serves none (beats during it are still owed).
   if (trigger?.cron && !state.interrupted) next.beats_done_until_ms = run.startedMs - run.offsetMs;
   return next;
+}
+
+/**
+ * The earliest time at which `dueOnTick` is true for this state: 0 when it already is, null
+ * when no time makes it true (a trigger-less job done with this version, a message trigger).
+ * `firstSeenMs` stands in for a state that has not seen the job yet.
+ */
+export function nextDueMs(
+  trigger: Trigger | undefined,
+  state: TickState,
+  clock: Omit<TickClock, 'nowMs'> & { firstSeenMs: number },
+): number | null {
+  if (state.interrupted) return 0;
+  if (!trigger) return state.completed_version !== clock.version ? 0 : null;
+  if (trigger.message) return null;
+  const firstSeen = state.first_seen_ms ?? clock.firstSeenMs;
+  if (trigger.interval) {
+    if (state.last_run_ended_ms === undefined) return firstSeen + clock.offsetMs;
+    return state.last_run_ended_ms + parseDuration(trigger.interval.duration);
+  }
+  const cron = trigger.cron!;
+  if (state.beats_done_until_ms === undefined && cron.immediate) return 0;
+  const next = new Cron(cron.cron, { paused: true }).nextRun(
+    new Date(state.beats_done_until_ms ?? firstSeen),
+  );
+  return next === null ? null : next.getTime() + clock.offsetMs;
 }

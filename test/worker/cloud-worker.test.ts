@@ -75,4 +75,32 @@ describe('the built-in cloud worker', () => {
     await cloudWorkerTick(t.deps, Date.now() + 5_000);
     expect(hits).toBe(before + 1);
   });
+
+  it('reads a job that is not due again only when it is, or when it is staged again', async () => {
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/`;
+    const yaml = `name: cloud-hourly\ninput:\n  http-poll:\n    url: ${url}\n    json: true\n    trigger:\n      interval: { duration: 1h }\noutput:\n  print: {}\n`;
+    await t.request('/api/jobs/cloud-hourly', {
+      method: 'PUT',
+      headers: { ...admin, 'content-type': 'application/yaml' },
+      body: yaml,
+    });
+    await t.request('/api/jobs/cloud-hourly/deploy', jsonInit('POST', { workers: ['cloud'] }, admin));
+    const before = hits;
+    const first = await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    expect(first.find((r) => r.job === 'cloud-hourly')?.outcome).toBe('completed');
+    expect(hits).toBe(before + 1);
+    const next = first.find((r) => r.job === 'cloud-hourly')!.nextDueMs!;
+    expect(next - Date.now()).toBeGreaterThan(59 * 60_000);
+
+    // Due in an hour: the next tick neither runs it nor reads more of it than its deployment.
+    const second = await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    expect(second.map((r) => r.job)).not.toContain('cloud-hourly');
+    expect(hits).toBe(before + 1);
+
+    // Staged again: the next tick looks at it (and finds it not due: the interval counts from its last run).
+    expect((await t.request('/api/jobs/cloud-hourly/stage', jsonInit('POST', {}, admin))).status).toBe(200);
+    const third = await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    expect(third.find((r) => r.job === 'cloud-hourly')?.outcome).toBe('not-due');
+    expect(hits).toBe(before + 1);
+  });
 });
