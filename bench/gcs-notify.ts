@@ -23,9 +23,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { PubSub } from '@google-cloud/pubsub';
 import { Storage } from '@google-cloud/storage';
-import { PUBSUB_EMULATOR_BIN } from '../local/google-emulators.ts';
-import { freePort, spawnGuarded } from '../local/processes.ts';
 import { startStorageEmulator } from '../local/storage-emulator/index.ts';
+import { pubsubEmulator } from './emulators.ts';
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 10_000);
 const BEFORE = 100;
@@ -36,19 +35,8 @@ async function main() {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-notify-'));
   const stops: (() => Promise<void>)[] = [];
   try {
-    let pubsubHost = process.env.PUBSUB_EMULATOR_HOST;
-    if (!pubsubHost) {
-      const port = await freePort('127.0.0.1');
-      const emulator = await spawnGuarded(
-        'pubsub emulator',
-        PUBSUB_EMULATOR_BIN,
-        ['--host=127.0.0.1', `--port=${port}`],
-        /Server started, listening on/,
-      );
-      stops.push(() => emulator.stop());
-      pubsubHost = `127.0.0.1:${port}`;
-    }
-    process.env.PUBSUB_EMULATOR_HOST = pubsubHost;
+    stops.push(await pubsubEmulator());
+    const pubsubHost = process.env.PUBSUB_EMULATOR_HOST!;
     const emulator = await startStorageEmulator({ port: 0 });
     stops.push(() => emulator.stop());
     const storage = new Storage({ apiEndpoint: emulator.url, projectId: PROJECT });

@@ -12,20 +12,15 @@
 import { loadavg } from 'node:os';
 import { request } from 'undici';
 import { tenantCollection } from '../functions/adapters/firestore-paths.ts';
-import { startGoogleEmulators } from '../local/google-emulators.ts';
 import { NEXT_PAGE_HEADER } from '../shared/api/paging.ts';
 import { serveTestApp, testApp } from '../test/helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../test/helpers/auth.ts';
+import { googleEmulators } from './emulators.ts';
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 10_000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2_000);
 
-if (!process.env.FIRESTORE_EMULATOR_HOST) {
-  const emulators = await startGoogleEmulators();
-  process.env.FIRESTORE_EMULATOR_HOST = emulators.firestoreHost;
-  process.env.PUBSUB_EMULATOR_HOST = emulators.pubsubHost;
-  process.once('exit', () => void emulators.stop());
-}
+await googleEmulators();
 const t = await testApp();
 const admin = bearer(await bootstrapTestAdmin(t));
 const server = await serveTestApp(t);

@@ -28,10 +28,9 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { PubSub } from '@google-cloud/pubsub';
-import { PUBSUB_EMULATOR_BIN } from '../local/google-emulators.ts';
-import { freePort, spawnGuarded } from '../local/processes.ts';
 import { startStorageEmulator } from '../local/storage-emulator/index.ts';
 import { type ChildRun, median, runChild } from './child-run.ts';
+import { pubsubEmulator } from './emulators.ts';
 import { benchLine } from './output-lines.ts';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
@@ -56,19 +55,7 @@ async function main() {
     const storage = await startStorageEmulator({ port: 0, dir: join(dir, 'buckets') });
     stops.push(() => storage.stop());
 
-    let pubsubHost = process.env.PUBSUB_EMULATOR_HOST;
-    if (!pubsubHost) {
-      const port = await freePort('127.0.0.1');
-      const emulator = await spawnGuarded(
-        'pubsub emulator',
-        PUBSUB_EMULATOR_BIN,
-        ['--host=127.0.0.1', `--port=${port}`],
-        /Server started, listening on/,
-      );
-      stops.push(() => emulator.stop());
-      pubsubHost = `127.0.0.1:${port}`;
-    }
-    process.env.PUBSUB_EMULATOR_HOST = pubsubHost;
+    stops.push(await pubsubEmulator());
     const pubsub = new PubSub({ projectId: PROJECT });
     stops.push(() => pubsub.close());
     // No subscription: the emulator drops what it accepted, and its memory stays flat.
@@ -101,7 +88,7 @@ async function main() {
       pubsub: () => ({ pubsub: { topic: `projects/${PROJECT}/topics/bench-output` } }),
       'http-post': () => ({ 'http-post': { url: http.url } }),
     };
-    const env = { ...process.env, STORAGE_EMULATOR_HOST: storage.url, PUBSUB_EMULATOR_HOST: pubsubHost };
+    const env = { ...process.env, STORAGE_EMULATOR_HOST: storage.url };
     // A cold emulator (a JVM) took 31 s for what it then took 13 s for: warm it, untimed.
     await runChild(
       process.execPath,

@@ -15,18 +15,13 @@ import { loadavg } from 'node:os';
 import { jobCollection } from '../functions/adapters/firestore-paths.ts';
 import { deployJob, saveJob, stageJob } from '../functions/jobs/deployments.ts';
 import { cloudWorkerTick } from '../functions/scheduled/cloud-worker.ts';
-import { startGoogleEmulators } from '../local/google-emulators.ts';
 import { validateJob } from '../shared/job/validate.ts';
 import { testApp } from '../test/helpers/app.ts';
+import { googleEmulators } from './emulators.ts';
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 1000);
 
-if (!process.env.FIRESTORE_EMULATOR_HOST) {
-  const emulators = await startGoogleEmulators();
-  process.env.FIRESTORE_EMULATOR_HOST = emulators.firestoreHost;
-  process.env.PUBSUB_EMULATOR_HOST = emulators.pubsubHost;
-  process.once('exit', () => void emulators.stop());
-}
+await googleEmulators();
 const t = await testApp();
 const actor = { tenant: 'default', roles: ['admin'] as never, subject: 'bench', kind: 'user' } as never;
 try {

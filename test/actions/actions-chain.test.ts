@@ -6,28 +6,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type ActionFailure, compileActionChain } from '../../functions/runner/actions/chain.ts';
-import type { Action } from '../../shared/job/actions/schema.ts';
-import { validateJob } from '../../shared/job/validate.ts';
+import { validActions } from '../helpers/actions.ts';
 import { seededRandom, testSeed } from '../helpers/random.ts';
 
 type Json = Record<string, unknown>;
 
-/** Validates `actions` as a rendered job would (so the chain only ever sees valid ones). */
-function actions(list: unknown[]): Action[] {
-  const result = validateJob(
-    {
-      name: 't',
-      input: {
-        gcs: { 'bucket-name': 'b-1', credentials: { 'storage-url': 'gs://b-1' }, 'object-names': ['x/'] },
-      },
-      actions: list,
-      output: { discard: {} },
-    },
-    { level: 'rendered' },
-  );
-  if (!result.ok) throw new Error(JSON.stringify(result.errors));
-  return result.job.actions!;
-}
+const actions = validActions;
 
 function run(list: unknown[], events: Json[]) {
   const failures: ActionFailure[] = [];

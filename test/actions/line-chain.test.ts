@@ -12,29 +12,14 @@ import { jsonLinesWithActions } from '../../functions/runner/inputs/gcs/batches.
 import type { GcsPlan } from '../../functions/runner/inputs/gcs/config.ts';
 import { eventShape, type ShapePlan } from '../../functions/runner/inputs/gcs/fields.ts';
 import type { ObjectMeta } from '../../functions/runner/inputs/gcs/list.ts';
-import type { Action } from '../../shared/job/actions/schema.ts';
-import { validateJob } from '../../shared/job/validate.ts';
+import { validActions } from '../helpers/actions.ts';
 import { seededRandom, testSeed } from '../helpers/random.ts';
 
 const META = { bucket: 'b-1', name: 'logs/a.json', generation: '7', size: 10 } as ObjectMeta;
 const NO_FIELDS: ShapePlan = { fields: {} as GcsPlan['fields'] };
 const OBJECT_FIELD: ShapePlan = { fields: { objectName: 'object' } as GcsPlan['fields'] };
 
-function actions(list: unknown[]): Action[] {
-  const result = validateJob(
-    {
-      name: 't',
-      input: {
-        gcs: { 'bucket-name': 'b-1', credentials: { 'storage-url': 'gs://b-1' }, 'object-names': ['x/'] },
-      },
-      actions: list,
-      output: { discard: {} },
-    },
-    { level: 'rendered' },
-  );
-  if (!result.ok) throw new Error(JSON.stringify(result.errors));
-  return result.job.actions!;
-}
+const actions = validActions;
 
 function chainOf(list: unknown[]) {
   const failures: ActionFailure[] = [];

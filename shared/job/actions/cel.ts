@@ -108,14 +108,9 @@ interface Evaluator {
  * which the parser itself reassigns the same way).
  */
 function useRe2ForMatches(root: AstNode): CelCompiled | undefined {
-  const stack: unknown[] = [root];
-  while (stack.length) {
-    const node = stack.pop();
-    if (Array.isArray(node)) {
-      stack.push(...node);
-      continue;
-    }
-    if (!isNode(node)) continue;
+  let problem: CelCompiled | undefined;
+  walk(root, (node) => {
+    if (problem) return false;
     if (
       (node.op === 'rcall' || node.op === 'call') &&
       Array.isArray(node.args) &&
@@ -126,18 +121,20 @@ function useRe2ForMatches(root: AstNode): CelCompiled | undefined {
           ? [node.args[1] as AstNode, (node.args[2] as AstNode[])[0]]
           : [(node.args[1] as AstNode[])[0], (node.args[1] as AstNode[])[1]];
       if (!subject || !pattern || pattern.op !== 'value' || typeof pattern.args !== 'string') {
-        return {
+        problem = {
           ok: false,
           offset: node.start,
           message:
             'matches takes its pattern as a string literal (RE2 syntax), e.g. event.path.matches("^/v1/")',
         };
+        return false;
       }
       let re: SafeRegex;
       try {
         re = compileSafeRegex(pattern.args);
       } catch (err) {
-        return { ok: false, offset: pattern.start, message: (err as Error).message };
+        problem = { ok: false, offset: pattern.start, message: (err as Error).message };
+        return false;
       }
       node.evaluate = (ev, _ast, ctx) => {
         const text = ev.run(subject, ctx);
@@ -145,17 +142,13 @@ function useRe2ForMatches(root: AstNode): CelCompiled | undefined {
         return re.test(text);
       };
     }
-    if (Array.isArray(node.args)) stack.push(...node.args);
-    else if (isNode(node.args)) stack.push(node.args);
-  }
-  return undefined;
+    return true;
+  });
+  return problem;
 }
 
-const FIELD_OPS = new Set(['.', '.?']);
-const INDEX_OPS = new Set(['[]', '[?]']);
-
-function eventFieldsRead(root: AstNode): string[] | undefined {
-  const fields = new Set<string>();
+/** Visits every node under `root`; `visit` returns false to skip a node's children. */
+function walk(root: AstNode, visit: (node: AstNode) => boolean): void {
   const stack: unknown[] = [root];
   while (stack.length) {
     const node = stack.pop();
@@ -163,19 +156,34 @@ function eventFieldsRead(root: AstNode): string[] | undefined {
       stack.push(...node);
       continue;
     }
-    if (!isNode(node)) continue;
-    if (node.op === 'id' && node.args === 'event') return undefined;
-    const args = node.args as unknown[];
-    if ((FIELD_OPS.has(node.op) || INDEX_OPS.has(node.op)) && isEventId(args[0])) {
-      const key = FIELD_OPS.has(node.op) ? args[1] : literalString(args[1]);
-      if (typeof key !== 'string') return undefined;
-      fields.add(key);
-      continue;
-    }
+    if (!isNode(node) || !visit(node)) continue;
     if (Array.isArray(node.args)) stack.push(...node.args);
     else if (isNode(node.args)) stack.push(node.args);
   }
-  return [...fields];
+}
+
+const FIELD_OPS = new Set(['.', '.?']);
+const INDEX_OPS = new Set(['[]', '[?]']);
+
+function eventFieldsRead(root: AstNode): string[] | undefined {
+  const fields = new Set<string>();
+  let anyField = false;
+  walk(root, (node) => {
+    if (anyField) return false;
+    if (node.op === 'id' && node.args === 'event') {
+      anyField = true;
+      return false;
+    }
+    const args = node.args as unknown[];
+    if ((FIELD_OPS.has(node.op) || INDEX_OPS.has(node.op)) && isEventId(args[0])) {
+      const key = FIELD_OPS.has(node.op) ? args[1] : literalString(args[1]);
+      if (typeof key === 'string') fields.add(key);
+      else anyField = true;
+      return false;
+    }
+    return true;
+  });
+  return anyField ? undefined : [...fields];
 }
 
 function isEventId(value: unknown): boolean {

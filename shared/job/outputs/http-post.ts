@@ -18,7 +18,7 @@ export function httpPostOutputSchema(f: Fields) {
         headers: z
           .record(z.string(), f.string('Header value.'))
           .default({})
-          .describe('Request headers (secrets allowed: \${secret|...}).'),
+          .describe('Request headers (secrets allowed: ${secret|...}).'),
         format: f
           .enumOf(
             HTTP_POST_FORMATS,
