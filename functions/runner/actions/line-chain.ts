@@ -94,7 +94,7 @@ export function compileLineChain(
   const { wanted, steps, finals, keepOthers, slots } = plan;
   const keys = wanted.map((name) => Buffer.from(JSON.stringify(name)));
   const maxKeyLength = Math.max(0, ...keys.map((key) => key.length));
-  // `extra` starts with every key, then (when they are the same for every line) the decisions.
+  // `extra` starts with every key (`"name"`), then the decision variants, then a call's appendices.
   const keyOffsets: number[] = [];
   let prefix = 0;
   for (const key of keys) {

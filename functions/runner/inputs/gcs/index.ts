@@ -281,7 +281,12 @@ export async function runGcsInput(
       });
     }, FLUSH_SOON_MS);
   };
-  /** Reads the objects of `pages`, to the last delivery and fingerprint. */
+  /**
+   * Reads the objects of `pages`, to the last delivery and fingerprint. Three stages
+   * overlap, one page ahead each: listing (or receiving) page N+2, checking the fingerprints
+   * of page N+1, reading the objects of page N. At most three pages of metadata are held at
+   * once, however large the bucket.
+   */
   const readPages = async (pages: AsyncIterable<ObjectMeta[]>, streaming: boolean) => {
     try {
       for await (const fresh of prefetch(mapPages(pages, freshOf), 1)) {
@@ -330,9 +335,6 @@ export async function runGcsInput(
       yield metas;
     }
   }
-  // Three stages overlap, one page ahead each: listing page N+2, checking the
-  // fingerprints of page N+1, reading the objects of page N. At most three pages of
-  // metadata are held at once, however large the bucket.
   let failure: unknown;
   try {
     const notifications = plan.notifications;

@@ -15,7 +15,7 @@
  *   const lines = new MemberLines(suffix, reserved, true, ['status', 'message']);
  *   const scan = lines.scan(chunk, spans, 0);
  *   while (scan.advance()) scan.value(0); // the line's `status`, or ABSENT
- *   const output = scan.emit(plans, extra, extraLength, true); // a view: copy it before the next scan
+ *   const output = scan.emit(plans, extra, extraLength, true, 16); // a view: copy it before the next scan
  */
 import { align8, configImage, exports, memoryOf, OVERREAD } from './json-splicer.ts';
 
