@@ -160,6 +160,7 @@ async function exerciseGcsInput() {
         'maximum-fingerprint-age': '2d',
         retry: { timeout: '10s', retries: 2 },
         notifications: { subscription: 'uploads', backfill: true },
+        ordered: true,
       },
     },
     { discard: {} },

@@ -166,6 +166,11 @@ export function gcsInputSchema(f: Fields) {
           .describe(
             "Sluice extension: read the objects that the bucket's OBJECT_FINALIZE notifications name, as they arrive, instead of listing the bucket every run. Needs fingerprinting: true (notifications may come twice).",
           ),
+        ordered: f
+          .boolean(
+            "When true the output gets each object's events together, objects in listing order, although several are read at once (objects read ahead of their turn hold at most 100,000 events together, then wait). Default false: objects' events may interleave, which is faster.",
+          )
+          .optional(),
         trigger: triggerSchema(f).optional(),
       },
       'input.gcs',

@@ -55,6 +55,8 @@ export interface GcsPlan {
   notifications?: { subscription: string; backfill: boolean };
   /** Whether the job has a trigger: without one, a notified input runs until stopped. */
   triggered: boolean;
+  /** Each object's events together, objects in listing order (`ordered`). */
+  ordered: boolean;
 }
 
 /** Retries of a transient failure when the job sets `retry` without `retries`. */
@@ -97,6 +99,7 @@ export function planGcsInput(input: GcsInput): GcsPlan {
         }
       : {}),
     triggered: input.trigger !== undefined,
+    ordered: input.ordered ?? false,
   };
 }
 

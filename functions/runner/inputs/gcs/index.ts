@@ -17,11 +17,12 @@ import { type DeliveryUnit, type Input, markReported, type RunContext, type RunE
 import { type BatchFormat, eventObjects, jsonLines, jsonLinesWithActions } from './batches.ts';
 import { storageForCredentials } from './client.ts';
 import { type GcsPlan, planGcsInput } from './config.ts';
-import { DeliveryTracker, type Tracked } from './delivery.ts';
+import { BATCH_EVENTS, DeliveryTracker, type Tracked } from './delivery.ts';
 import { downloadBytes, readRange } from './download.ts';
 import { listingEvent } from './fields.ts';
 import { objectFilter } from './filter.ts';
 import { fingerprintKey } from './fingerprint-key.ts';
+import { InOrder } from './in-order.ts';
 import { listObjects, type ObjectMeta, toMeta } from './list.ts';
 import { listQueries, type TimeRange } from './list-range.ts';
 import { type Notice, notificationPages } from './notifications.ts';
@@ -54,6 +55,9 @@ export interface GcsInputOptions {
 
 /** The watermark that says which subscription's first listing (backfill) is done. */
 export const BACKFILL_WATERMARK = 'gcs-notifications-backfill';
+
+/** Events an object read ahead of its turn holds (`ordered`) before its read waits too. */
+const ORDERED_AHEAD_EVENTS = 100 * BATCH_EVENTS;
 
 /** Notified objects downloaded at the same time (a listing reads 4 at once). */
 const NOTIFIED_CONCURRENCY = 16;
@@ -162,13 +166,35 @@ export async function runGcsInput(
   });
 
   const readObject = async (meta: ObjectMeta): Promise<void> => {
+    // First, synchronously: turns are taken in the order reads start, the listing's.
+    const turn = inOrder?.enter<unknown>();
     const object = track(meta);
+    const add = (batch: unknown) => tracker.add(object, batch);
     stats.downloaded++;
     let problems = 0;
     const problem = (reason: string, detail?: Record<string, unknown>) => {
       if (++problems <= PROBLEMS_REPORTED_PER_OBJECT) reportError(meta.name, reason, detail);
       else stats.errors++;
     };
+    const finish = () => {
+      if (problems > PROBLEMS_REPORTED_PER_OBJECT) {
+        reportError(meta.name, 'more-problems', { unreported: problems - PROBLEMS_REPORTED_PER_OBJECT });
+      }
+      tracker.finish(object);
+    };
+    const fail = (err: unknown) => {
+      tracker.fail(object);
+      // A notified version that is gone (overwritten or deleted since) has nothing to read.
+      if (notices.has(meta) && httpStatus(err) === 404) {
+        countSkip(stats, 'stale');
+        settle(meta, 'ack');
+        return;
+      }
+      settle(meta, 'nack');
+      stats.failed_objects++;
+      reportError(meta.name, describeFailure(err), failureDetail(err));
+    };
+    let failed: { err: unknown } | undefined;
     try {
       const onRequest = () => stats.download_requests++;
       const raw = countBytes(downloadBytes(bucket, meta, policy, {}, onRequest), stats);
@@ -187,25 +213,36 @@ export async function runGcsInput(
         batcher,
         problem,
       ))
-        await tracker.add(object, batch);
-      if (problems > PROBLEMS_REPORTED_PER_OBJECT) {
-        reportError(meta.name, 'more-problems', { unreported: problems - PROBLEMS_REPORTED_PER_OBJECT });
-      }
-      tracker.finish(object);
+        await (turn ? turn.add(batch, sink.format.size(batch), add) : add(batch));
     } catch (err) {
-      if (ctx.signal.aborted) throw err;
-      tracker.fail(object);
-      // A notified version that is gone (overwritten or deleted since) has nothing to read.
-      if (notices.has(meta) && httpStatus(err) === 404) {
-        countSkip(stats, 'stale');
-        settle(meta, 'ack');
-        return;
+      if (ctx.signal.aborted) {
+        turn?.done();
+        throw err;
       }
-      settle(meta, 'nack');
-      stats.failed_objects++;
-      reportError(meta.name, describeFailure(err), failureDetail(err));
+      failed = { err };
     }
+    if (!turn) {
+      if (failed) fail(failed.err);
+      else finish();
+      return;
+    }
+    // Read: its slot goes to the next object, while what it read waits for its turn (a
+    // failed object's events too, as unordered). InOrder bounds what waits.
+    const inTurn = turn
+      .flush(add)
+      .then(
+        () => (failed ? fail(failed.err) : finish()),
+        (err) => {
+          turnFailure ??= { err };
+        },
+      )
+      .finally(() => turn.done());
+    waitingTurns.add(inTurn);
+    void inTurn.finally(() => waitingTurns.delete(inTurn));
   };
+  /** Objects read and waiting for their turn (`ordered`); a delivery that failed in one. */
+  const waitingTurns = new Set<Promise<void>>();
+  let turnFailure: { err: unknown } | undefined;
 
   const filter = objectFilter(plan, { now, window: ctx.window });
   const notices = new WeakMap<ObjectMeta, Notice>();
@@ -218,6 +255,7 @@ export async function runGcsInput(
     else notice.nack();
   };
   const recent = new Set<string>();
+  const inOrder = plan.ordered ? new InOrder(ORDERED_AHEAD_EVENTS) : undefined;
   // Notified objects come one by one, usually small: more at once keeps up with uploads.
   const pool = new Pool(options.concurrency ?? (plan.notifications ? NOTIFIED_CONCURRENCY : 4));
   let warned = false;
@@ -307,10 +345,13 @@ export async function runGcsInput(
               await readObject(meta);
               if (streaming) flushSoon();
             });
+            if (turnFailure) throw turnFailure.err;
           }
         }
       }
       await pool.drain();
+      await Promise.all(waitingTurns);
+      if (turnFailure) throw turnFailure.err;
     } finally {
       clearTimeout(flushTimer);
       flushTimer = undefined;
