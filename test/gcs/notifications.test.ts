@@ -124,6 +124,22 @@ describe('gcs input with notifications', () => {
     expect(ended.notifications).toBe(5);
   }, 60_000);
 
+  it('fails the run with an error naming the subscription when it does not exist', async () => {
+    const missing = `projects/${PROJECT}/subscriptions/missing-${randomUUID().slice(0, 8)}`;
+    const watermarks = memoryWatermarks();
+    await watermarks.set('job-a', BACKFILL_WATERMARK, missing);
+    const run = env.run(fields(missing, { trigger: { interval: { duration: '1m' } } }), {
+      watermarks,
+      notificationIdleMs: 300,
+    });
+    const error = await run.then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    expect(error?.message).toMatch(/does not exist|not found/i);
+    expect(error?.message).toContain(missing.split('/').pop());
+  });
+
   it('is refused without fingerprinting, with download-objects, and untriggered on the cloud worker', async () => {
     const { validateJob } = await import('../../shared/job/index.ts');
     const job = (gcs: Record<string, unknown>) =>
