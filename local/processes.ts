@@ -15,6 +15,8 @@ export interface GuardedProcess {
   pid: number;
   /** Everything the process printed so far (for error messages). */
   output(): string;
+  /** Resolves when the process has exited, however it ended. */
+  exited: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -79,6 +81,7 @@ export async function spawnGuarded(
     name,
     pid: child.pid!,
     output: () => output,
+    exited,
     async stop() {
       process.removeListener('exit', onParentExit);
       if (child.exitCode !== null || child.signalCode !== null) return;

@@ -30,6 +30,7 @@ import { debouncedExport } from './debounced-export.ts';
 import { startGoogleEmulators } from './google-emulators.ts';
 import { startLocalWorker } from './local-worker.ts';
 import { readableLogStream } from './readable-log.ts';
+import { type Runners, runnerCount, startRunners } from './runners.ts';
 import { startStorageEmulator } from './storage-emulator/index.ts';
 import { PERIODIC_TASKS, STARTUP_TASKS } from './tasks.ts';
 import { loadOrCreateCertificate } from './tls.ts';
@@ -56,6 +57,8 @@ export interface Stack {
   certPath?: string;
   /** Lines the start-up tasks want the operator to see (e.g. a generated admin password). */
   notices: string[];
+  /** The `cloud` worker's runner processes (`SLUICE_RUNNERS`). */
+  runners: Runners;
   stop(): Promise<void>;
 }
 
@@ -83,6 +86,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     await google.stop();
     throw err;
   });
+  // A bucket far away, for measurements: each storage request waits this long (bench:scale).
+  const latencyMs = Number(env.SLUICE_STORAGE_EMULATOR_LATENCY_MS ?? 0);
+  if (latencyMs > 0) gcs.setFaults({ latencyMs });
   const emulatorEnv = {
     STORAGE_EMULATOR_HOST: gcs.url,
     FIRESTORE_EMULATOR_HOST: google.firestoreHost,
@@ -106,6 +112,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const timers: NodeJS.Timeout[] = [];
   let server: ServerType | undefined;
   let stopLocalWorker: (() => Promise<void>) | undefined;
+  let runners: Runners | undefined;
   let stopEventRelay: (() => void) | undefined;
   const exports = debouncedExport(
     () => google.exportFirestore(projectId),
@@ -115,7 +122,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const stopAll = async () => {
     for (const timer of timers) clearInterval(timer);
     stopEventRelay?.();
-    await stopLocalWorker?.();
+    await Promise.all([stopLocalWorker?.(), runners?.stop()]);
     if (server) await closeServer(server);
     exports.stop();
     await exports.flush();
@@ -168,6 +175,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ...(tls ? { certPath: tls.certPath } : {}),
     });
     stopLocalWorker = () => localWorker.stop();
+    runners = await startRunners(runnerCount(env), config, emulatorEnv);
 
     for (const task of PERIODIC_TASKS)
       timers.push(everyTick(deps, task.name, task.everyMs, () => task.run(deps)));
@@ -184,6 +192,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       deps,
       emulatorEnv,
       notices,
+      runners,
       ...(tls ? { tlsFingerprint: tls.fingerprint, certPath: tls.certPath } : {}),
       stop: stopAll,
     };

@@ -36,6 +36,7 @@ export const TENANT_COLLECTIONS = [
   'enrollment-secrets',
   'telemetry-quotas',
   'message-routes',
+  'run-slots',
 ] as const;
 
 /** Collections under `tenants/{tenant}/jobs/{job}`: a job's run state. */

@@ -27,6 +27,13 @@ export interface AppConfig {
   egressAllow: string[];
   /** Longest one run may take on the `cloud` worker within a tick (SLUICE_CLOUD_RUN_BUDGET). */
   cloudRunBudget: string;
+  /** Runs of one tenant's `cloud` jobs at once across every runner (SLUICE_TENANT_RUN_CAP). */
+  tenantRunCap: number;
+  /**
+   * How long a `cloud` job's lease lasts unrenewed (SLUICE_RUN_LEASE): how soon after its
+   * runner died a job can run again. Renewed every third of it while the run goes on.
+   */
+  runLease: string;
   /**
    * How many proxies in front of us append to X-Forwarded-For and are trusted: 0 (the
    * local stack, nothing in front) ignores the header; 1 behind Google's load balancer,
@@ -47,6 +54,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     heartbeatInterval: env.SLUICE_HEARTBEAT_INTERVAL ?? '10s',
     egressAllow: parseEgressAllow(env.SLUICE_EGRESS_ALLOW, []),
     cloudRunBudget: env.SLUICE_CLOUD_RUN_BUDGET || '60s',
+    tenantRunCap: wholeNumber('SLUICE_TENANT_RUN_CAP', env.SLUICE_TENANT_RUN_CAP, 4),
+    runLease: env.SLUICE_RUN_LEASE || '15s',
     trustedProxyHops: proxyHops(env.SLUICE_TRUSTED_PROXY_HOPS),
   };
 }
@@ -56,5 +65,12 @@ function proxyHops(value: string | undefined): number {
   if (!/^\d{1,2}$/.test(value)) {
     throw new Error(`SLUICE_TRUSTED_PROXY_HOPS must be a small whole number (0 or 1), got "${value}"`);
   }
+  return Number(value);
+}
+
+function wholeNumber(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  if (!/^[1-9]\d{0,5}$/.test(value))
+    throw new Error(`${name} must be a whole number of at least 1, got "${value}"`);
   return Number(value);
 }

@@ -6,8 +6,8 @@
  */
 import type { AppDeps } from '../app/deps.ts';
 import { drainOutbox } from '../messaging/outbox.ts';
+import { dispatchDueRuns } from '../runs/dispatch.ts';
 import { sweepOfflineWorkers } from '../workers/offline-sweep.ts';
-import { cloudWorkerTick } from './cloud-worker.ts';
 import { sweepExpired, withoutFirestoreTtl } from './ttl-sweep.ts';
 
 export interface PeriodicTask {
@@ -24,11 +24,11 @@ const drainOutboxTask: PeriodicTask = {
   run: async (deps) => void (await drainOutbox(deps)),
 };
 
-/** The built-in `cloud` worker: runs the jobs deployed to it, within the tick. */
+/** The built-in `cloud` worker: requests a run of each job deployed to it that is due (runs/dispatch.ts). */
 const cloudWorkerTask: PeriodicTask = {
   name: 'cloud worker',
   everyMs: 5_000,
-  run: async (deps) => void (await cloudWorkerTick(deps, Date.now() + 4_500)),
+  run: async (deps) => void (await dispatchDueRuns(deps)),
 };
 
 /** Records `worker-offline` for workers that missed three heartbeats. */

@@ -74,6 +74,11 @@ export interface ScheduledDeps {
   gcsOptions?: GcsInputOptions;
   /** Identifies this invocation in leases. */
   owner?: string;
+  /**
+   * How long a job's lease lasts without renewal (default 15 s); a run renews it every third
+   * of that, so a runner that dies frees its jobs this long after, whatever its deadline.
+   */
+  leaseMs?: number;
   now?: () => number;
 }
 
@@ -102,9 +107,13 @@ export interface JobTickResult {
   error?: string;
   /**
    * When the job is due next, as its state stands after this tick (null: not until it is
-   * deployed again); absent when this tick did not look (leased elsewhere, failed, skipped).
+   * deployed again); for a failed run, when it would be due had it completed (the failed
+   * run itself is retried by whoever asked for it); absent when this tick did not look
+   * (leased elsewhere, skipped).
    */
   nextDueMs?: number | null;
+  /** Leased elsewhere: until when the other run's lease lasts unless renewed. */
+  leaseExpiresMs?: number;
 }
 
 export async function runScheduledTick(deps: ScheduledDeps, options: TickOptions): Promise<JobTickResult[]> {
@@ -123,7 +132,9 @@ export async function runScheduledTick(deps: ScheduledDeps, options: TickOptions
   const turns = inTurnsAcrossTenants(jobs);
   const budgetMs = runBudget(stopAt - now(), turns.tenants, options.runBudgetMs);
   for (const job of turns.jobs) {
-    if (now() >= stopAt) break;
+    // One job at least, even when reading the jobs took the time: else a tick that took
+    // long to read its jobs would run none, and the next the same.
+    if (results.length > 0 && now() >= stopAt) break;
     results.push(await runOne(deps, job, owner, { stopAt, budgetMs }, now));
   }
   return results;
@@ -172,9 +183,14 @@ async function runOne(
   }
   const stateDoc = jobCollection(deps.db, job.tenant, job.name, 'scheduled').doc('state');
   const path = leasePath(job.tenant, job.name);
-  if (!(await acquireLease(deps.db, path, { owner, untilMs: stopAt + 10_000, nowMs: now() }))) {
-    return { ...base, outcome: 'leased-elsewhere' };
-  }
+  const leaseMs = deps.leaseMs ?? 15_000;
+  const lease = await acquireLease(deps.db, path, { owner, untilMs: now() + leaseMs, nowMs: now() });
+  if (!lease.acquired) return { ...base, outcome: 'leased-elsewhere', leaseExpiresMs: lease.expiresAtMs };
+  const renewal = setInterval(() => {
+    void acquireLease(deps.db, path, { owner, untilMs: Date.now() + leaseMs }).catch(() => {});
+  }, leaseMs / 3);
+  // What a failed run leaves as the job's next due time: when it would be due had it completed.
+  let ifCompleted: (() => number | null) | undefined;
   const controller = new AbortController();
   const budgetEnds = now() + budgetMs;
   const reason = budgetEnds < stopAt ? BUDGET : DEADLINE;
@@ -197,6 +213,12 @@ async function runOne(
     const state = ((await stateDoc.get()).data() ?? {}) as TickState;
     const startedMs = now();
     const version = String(job.version ?? '');
+    ifCompleted = () =>
+      nextDueMs(
+        trigger,
+        afterTickRun(trigger, state, { startedMs, endedMs: now(), offsetMs, version, completed: true }),
+        { offsetMs, version, firstSeenMs: startedMs },
+      );
     if (!dueOnTick(trigger, state, { nowMs: startedMs, offsetMs, version })) {
       // The reference of a first interval or cron run: when a tick first saw the job.
       if (state.first_seen_ms === undefined)
@@ -261,10 +283,15 @@ async function runOne(
     return { ...ran, outcome: 'stopped-at-budget' };
   } catch (err) {
     if (!wasReported(err)) report({ type: 'job-errors', payload: { reason: (err as Error).message } });
-    report({ type: 'run-job-failure', payload: { job: job.name, error: (err as Error).message } });
-    return { ...base, outcome: 'failed', error: (err as Error).message };
+    return {
+      ...base,
+      outcome: 'failed',
+      error: (err as Error).message,
+      ...(ifCompleted ? { nextDueMs: ifCompleted() } : {}),
+    };
   } finally {
     clearTimeout(timer);
+    clearInterval(renewal);
     await releaseLease(deps.db, path, owner).catch(() => {});
   }
 }

@@ -6,10 +6,10 @@
  * an error for that one job where a worker asks for its jobs).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cloudWorkerTick } from '../../functions/scheduled/cloud-worker.ts';
 import { MAX_REFERENCES, MAX_RENDERED_BYTES } from '../../shared/context/render.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { apiKeyToken, bearer, bootstrapTestAdmin, tokenFor } from '../helpers/auth.ts';
+import { cloudTick } from '../helpers/cloud-tick.ts';
 import { json, jsonInit } from '../helpers/http.ts';
 
 let t: TestApp;
@@ -129,7 +129,7 @@ describe('a context change that makes a deployed job too large', () => {
     expect(grows.error).toMatch(SIZE);
     expect(jobs.find((j) => j.name === 'steady')!.definition).not.toBeNull();
 
-    await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    await cloudTick(t.deps);
     const errors = await json(await t.request('/api/events?type=job-errors&job=grows', { headers: admin }));
     expect(JSON.stringify(errors.events)).toMatch(SIZE);
   });

@@ -10,9 +10,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cloudWorkerTick } from '../../functions/scheduled/cloud-worker.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { apiKeyToken, bearer, bootstrapTestAdmin, tokenFor } from '../helpers/auth.ts';
+import { cloudTick } from '../helpers/cloud-tick.ts';
 import { json, jsonInit } from '../helpers/http.ts';
 
 const DB_PASSWORD = 'db-password-7c4e1a9b3f';
@@ -135,7 +135,7 @@ describe('a secret reference arriving after the deploy', () => {
     expect((await deploy('cloud-note', ['cloud'], operator)).status).toBe(200);
     expect((await setGlobal({ note: '${secret|db/pass}' })).status).toBe(200);
 
-    await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    await cloudTick(t.deps);
     expect(received.join('\n')).not.toContain(DB_PASSWORD);
     const errors = await json(
       await t.request('/api/events?type=job-errors&job=cloud-note', { headers: admin }),

@@ -13,11 +13,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storageForCredentials, storageOptions } from '../../functions/runner/inputs/gcs/client.ts';
-import { cloudWorkerTick } from '../../functions/scheduled/cloud-worker.ts';
 import { loadTerraform } from '../../scripts/check-deploy.ts';
 import { parseJobYaml } from '../../shared/job/parse.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
+import { cloudTick } from '../helpers/cloud-tick.ts';
 import { json, jsonInit } from '../helpers/http.ts';
 
 let capture: Server;
@@ -156,7 +156,7 @@ describe('item 8: only service-account keys', () => {
       (await t.request('/api/jobs/secret-key/deploy', jsonInit('POST', { workers: ['cloud'] }, admin)))
         .status,
     ).toBe(200);
-    await cloudWorkerTick(t.deps, Date.now() + 8_000);
+    await cloudTick(t.deps);
     expect(await jobErrors('secret-key')).toContainEqual(
       expect.stringContaining(
         'must be a service-account key ("type": "service_account"), not "external_account"',
@@ -238,7 +238,7 @@ describe('item 10: no fallback to the runner’s own identity on the cloud worke
       },
       deployments: { cloud: { state: 'pending', version: record.version, updated_at: now } },
     });
-    const results = await cloudWorkerTick(t.deps, Date.now() + 8_000);
+    const results = await cloudTick(t.deps);
     expect(results.map((r) => r.job)).not.toContain('legacy');
     expect(await jobErrors('legacy')).toContainEqual(
       expect.stringMatching(/^not run: .*a gcs job on the cloud worker needs its own credentials/),

@@ -14,10 +14,10 @@ import { EgressPolicy } from '../../functions/runner/egress/policy.ts';
 import { runJob } from '../../functions/runner/runner.ts';
 import { fileStores } from '../../functions/runner/stores/file.ts';
 import type { RunEvent, RunReport } from '../../functions/runner/types.ts';
-import { cloudWorkerTick } from '../../functions/scheduled/cloud-worker.ts';
 import { validateJob } from '../../shared/job/validate.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
+import { cloudTick } from '../helpers/cloud-tick.ts';
 import { json, jsonInit } from '../helpers/http.ts';
 
 let server: Server;
@@ -188,7 +188,7 @@ describe('the cloud worker', () => {
     expect(
       (await t.request('/api/jobs/reach-in/deploy', jsonInit('POST', { workers: ['cloud'] }, admin))).status,
     ).toBe(200);
-    await cloudWorkerTick(t.deps, Date.now() + 10_000);
+    await cloudTick(t.deps);
     expect(hits.length).toBe(before);
     let reasons: string[] = [];
     for (let i = 0; i < 50 && reasons.length === 0; i++) {

@@ -6,9 +6,9 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cloudWorkerTick } from '../../functions/scheduled/cloud-worker.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
+import { cloudTick } from '../helpers/cloud-tick.ts';
 import { json, jsonInit } from '../helpers/http.ts';
 import { deployJob } from '../security/worker-helpers.ts';
 
@@ -75,7 +75,7 @@ describe('deployment states on the cloud worker', () => {
     const requested = new Promise<void>((resolve) => {
       onRequest = resolve;
     });
-    const tick = cloudWorkerTick(t.deps, Date.now() + 8_000);
+    const tick = cloudTick(t.deps);
     await requested;
     // The run is under way (the upstream holds its request): the deployment says so.
     expect((await cloudDeployment('states'))?.state).toBe('running');
@@ -89,7 +89,7 @@ describe('deployment states on the cloud worker', () => {
     );
     expect(undeployed.deployments).toEqual([]);
     // A later tick does not bring the deployment back.
-    await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    await cloudTick(t.deps);
     expect(await cloudDeployment('states')).toBeUndefined();
   });
 
@@ -101,7 +101,7 @@ describe('deployment states on the cloud worker', () => {
       ['cloud'],
       `name: needs-var\ninput:\n  http-poll:\n    url: '${url()}\${dyn|STATES_SUFFIX}'\n    json: true\noutput:\n  discard: {}\n`,
     );
-    await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    await cloudTick(t.deps);
     const failed = await json(await t.request('/api/jobs/needs-var', { headers: admin }));
     expect(failed.deployments).toEqual([expect.objectContaining({ worker: 'cloud', state: 'failed' })]);
     expect(await transitions('needs-var')).toEqual(['pending->failed']);
@@ -112,7 +112,7 @@ describe('deployment states on the cloud worker', () => {
 
     await t.request('/api/variables/STATES_SUFFIX', jsonInit('PUT', { value: 'x' }, admin));
     onRequest = () => held.shift()!.end('{"ok":true}');
-    await cloudWorkerTick(t.deps, Date.now() + 8_000);
+    await cloudTick(t.deps);
     expect((await cloudDeployment('needs-var'))?.state).toBe('stopped');
     expect(await transitions('needs-var')).toEqual([
       'pending->failed',
@@ -132,9 +132,9 @@ describe('a job with a trigger on the cloud worker', () => {
       `name: hourly\ninput:\n  http-poll:\n    url: ${url()}\n    json: true\n    trigger:\n      interval:\n        duration: 1h\noutput:\n  discard: {}\n`,
     );
     // Its first run comes on the first tick that sees it; then it waits its hour.
-    await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    await cloudTick(t.deps);
     expect((await cloudDeployment('hourly'))?.state).toBe('idle');
-    await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    await cloudTick(t.deps);
     expect((await cloudDeployment('hourly'))?.state).toBe('idle');
     expect(await transitions('hourly')).toEqual(['pending->running', 'running->idle']);
   });

@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cloudWorkerTick } from '../../functions/scheduled/cloud-worker.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
+import { cloudTick } from '../helpers/cloud-tick.ts';
 import { json, jsonInit } from '../helpers/http.ts';
 
 let t: TestApp;
@@ -39,10 +39,10 @@ describe('the built-in cloud worker', () => {
         .status,
     ).toBe(200);
 
-    const results = await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    const results = await cloudTick(t.deps);
     expect(results.map((r) => r.job)).toContain('cloud-once');
     expect(hits).toBe(1);
-    await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    await cloudTick(t.deps);
     expect(hits).toBe(1);
     await new Promise((r) => setTimeout(r, 200));
     const events = await json(await t.request('/api/events?job=cloud-once&worker=cloud', { headers: admin }));
@@ -64,7 +64,7 @@ describe('the built-in cloud worker', () => {
         .status,
     ).toBe(200);
     const before = hits;
-    await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    await cloudTick(t.deps);
     expect(hits).toBe(before);
     const errors = await json(
       await t.request('/api/events?type=job-errors&job=cloud-vars', { headers: admin }),
@@ -72,7 +72,7 @@ describe('the built-in cloud worker', () => {
     expect(errors.events[0].payload.reason).toBe('missing variable SUFFIX');
 
     await t.request('/api/variables/SUFFIX', jsonInit('PUT', { value: 'x' }, admin));
-    await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    await cloudTick(t.deps);
     expect(hits).toBe(before + 1);
   });
 
@@ -86,20 +86,20 @@ describe('the built-in cloud worker', () => {
     });
     await t.request('/api/jobs/cloud-hourly/deploy', jsonInit('POST', { workers: ['cloud'] }, admin));
     const before = hits;
-    const first = await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    const first = await cloudTick(t.deps);
     expect(first.find((r) => r.job === 'cloud-hourly')?.outcome).toBe('completed');
     expect(hits).toBe(before + 1);
     const next = first.find((r) => r.job === 'cloud-hourly')!.nextDueMs!;
     expect(next - Date.now()).toBeGreaterThan(59 * 60_000);
 
     // Due in an hour: the next tick neither runs it nor reads more of it than its deployment.
-    const second = await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    const second = await cloudTick(t.deps);
     expect(second.map((r) => r.job)).not.toContain('cloud-hourly');
     expect(hits).toBe(before + 1);
 
     // Staged again: the next tick looks at it (and finds it not due: the interval counts from its last run).
     expect((await t.request('/api/jobs/cloud-hourly/stage', jsonInit('POST', {}, admin))).status).toBe(200);
-    const third = await cloudWorkerTick(t.deps, Date.now() + 5_000);
+    const third = await cloudTick(t.deps);
     expect(third.find((r) => r.job === 'cloud-hourly')?.outcome).toBe('not-due');
     expect(hits).toBe(before + 1);
   });

@@ -1,0 +1,193 @@
+/**
+ * A runner that pulls its run requests: what the local stack's runner processes run
+ * (`SLUICE_RUNNERS`, local/runners.ts), and what tests drive. In the cloud Pub/Sub pushes
+ * the same requests to the runner function instead (entry/runner-function.ts); both end in
+ * `handleRunRequest`, and requests Pub/Sub dead-letters in `handleDeadRunRequest`.
+ *
+ * It pulls only as many requests as it has free slots (`concurrency`; runs mostly wait on
+ * storage and networks), with synchronous pulls rather than a streaming pull: the emulator
+ * ignores a streaming subscriber's flow control and hands every waiting request to the first
+ * runner, which would then run them one after the other while the other runners idle.
+ * Requests in hand have their ack deadline extended until they are answered, so only a
+ * runner that died lets them go back to the queue.
+ *
+ * @example
+ *   const runner = await startPullRunner(deps, { owner: 'runner-1', concurrency: 4 });
+ *   await runner.idle(500);
+ *   await runner.stop();
+ */
+import type { PubSub } from '@google-cloud/pubsub';
+import { parseRunRequest } from '../../shared/runs/run-request.ts';
+import type { AppDeps } from '../app/deps.ts';
+import {
+  ensureRunChannel,
+  RUN_ACK_DEADLINE_SECONDS,
+  RUN_DEAD_LETTER_SUBSCRIPTION,
+  RUN_MAX_DELIVERY_ATTEMPTS,
+  RUN_SUBSCRIPTION,
+} from './run-channel.ts';
+import { handleDeadRunRequest, handleRunRequest, type RunAnswer, type RunnerContext } from './runner.ts';
+
+export interface PullRunnerOptions extends Omit<RunnerContext, 'deliveryAttempt'> {
+  concurrency?: number;
+  /** Called with each request's answer (tests, benchmarks). */
+  onAnswer?(answer: RunAnswer): void;
+}
+
+export interface PullRunner {
+  /** Resolves once no request has been in hand for `quietMs`. */
+  idle(quietMs: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface Received {
+  ackId?: string | null;
+  deliveryAttempt?: number | null;
+  message?: { data?: Uint8Array | string | null; attributes?: Record<string, string> | null } | null;
+}
+
+/** How long to wait before pulling again when the queue was empty. */
+const EMPTY_PAUSE_MS = 100;
+
+export async function startPullRunner(deps: AppDeps, options: PullRunnerOptions): Promise<PullRunner> {
+  const pubsub = await deps.clients.pubsub();
+  await ensureRunChannel(pubsub);
+  const { v1 } = await import('@google-cloud/pubsub');
+  // The PubSub client's options point at the emulator when PUBSUB_EMULATOR_HOST is set.
+  const client = new v1.SubscriberClient(
+    (pubsub as PubSub & { options: object }).options as ConstructorParameters<typeof v1.SubscriberClient>[0],
+  );
+
+  const concurrency = options.concurrency ?? 4;
+  let inHand = 0;
+  let lastActivity = Date.now();
+  let stopped = false;
+  const wakers = new Set<() => void>();
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        wakers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      wakers.add(wake);
+    });
+
+  /** Pulls from one subscription while the runner runs, each request handled by `work`. */
+  const loop = async (name: string, work: (received: Received) => Promise<boolean>, slots: number) => {
+    const subscription = pubsub.subscription(name).name;
+    let mine = 0;
+    while (!stopped) {
+      if (mine >= slots) {
+        await pause(20);
+        continue;
+      }
+      let received: Received[];
+      try {
+        // Answered at once even when there is nothing (then it pauses a moment): a pull that
+        // waited for requests would hold stop() until its timeout. Discouraged against the
+        // service, where few answers could come back empty; this runner pulls from the
+        // emulator only (the cloud pushes).
+        const [response] = await client.pull(
+          { subscription, maxMessages: slots - mine, returnImmediately: true },
+          { timeout: 10_000 },
+        );
+        received = (response.receivedMessages ?? []) as Received[];
+      } catch (err) {
+        if (!stopped)
+          deps.logger.warn({ err, subscription: name }, 'run requests: pull failed; trying again');
+        await pause(1_000);
+        continue;
+      }
+      if (received.length === 0) {
+        await pause(EMPTY_PAUSE_MS);
+        continue;
+      }
+      for (const request of received) {
+        mine++;
+        inHand++;
+        lastActivity = Date.now();
+        const ackIds = [request.ackId!];
+        const extend = setInterval(
+          () => {
+            void client
+              .modifyAckDeadline({ subscription, ackIds, ackDeadlineSeconds: RUN_ACK_DEADLINE_SECONDS })
+              .catch(() => {});
+          },
+          (RUN_ACK_DEADLINE_SECONDS * 1000) / 3,
+        );
+        void work(request)
+          .catch((err) => {
+            deps.logger.error(
+              { err, subscription: name },
+              'a run request could not be handled; it comes back',
+            );
+            return false;
+          })
+          .then((ack) =>
+            ack
+              ? client.acknowledge({ subscription, ackIds })
+              : client.modifyAckDeadline({ subscription, ackIds, ackDeadlineSeconds: 0 }),
+          )
+          .catch((err) => deps.logger.warn({ err }, 'run requests: could not answer Pub/Sub'))
+          .finally(() => {
+            clearInterval(extend);
+            mine--;
+            inHand--;
+            lastActivity = Date.now();
+          });
+      }
+    }
+  };
+
+  const loops = [
+    loop(
+      RUN_SUBSCRIPTION,
+      async (received) => {
+        const parsed = parseRunRequest(received.message?.data ?? '');
+        if (!parsed.ok) {
+          deps.logger.warn({ error: parsed.error }, 'not a run request; dropped');
+          return true;
+        }
+        const answer = await handleRunRequest(deps, parsed.request, {
+          ...options,
+          ...(received.deliveryAttempt ? { deliveryAttempt: received.deliveryAttempt } : {}),
+        });
+        options.onAnswer?.(answer);
+        return answer.ack;
+      },
+      concurrency,
+    ),
+    loop(
+      RUN_DEAD_LETTER_SUBSCRIPTION,
+      async (received) => {
+        const parsed = parseRunRequest(received.message?.data ?? '');
+        if (parsed.ok) await handleDeadRunRequest(deps, parsed.request, deadLetterAttempts(received));
+        return true;
+      },
+      1,
+    ),
+  ];
+  return {
+    async idle(quietMs) {
+      while (inHand > 0 || Date.now() - lastActivity < quietMs) {
+        await new Promise((r) => setTimeout(r, Math.max(20, quietMs / 5)));
+      }
+    },
+    async stop() {
+      stopped = true;
+      for (const wake of wakers) wake();
+      // Requests in hand finish (their runs stop at their budgets) and are answered.
+      while (inHand > 0) await new Promise((r) => setTimeout(r, 20));
+      await client.close();
+      await Promise.all(loops);
+    },
+  };
+}
+
+/** Pub/Sub records how often it delivered a dead-lettered message in its attributes. */
+function deadLetterAttempts(received: Received): number {
+  const n = Number(received.message?.attributes?.CloudPubSubDeadLetterSourceDeliveryCount);
+  return Number.isFinite(n) && n > 0 ? n : RUN_MAX_DELIVERY_ATTEMPTS;
+}

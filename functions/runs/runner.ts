@@ -1,0 +1,189 @@
+/**
+ * A runner executes one run request of the `cloud` worker (functions/runs/dispatch.ts
+ * publishes them): it reads the job, takes one of its tenant's run slots, renders the job
+ * and runs it through the scheduled runner (scheduled/tick.ts), which holds the job's
+ * lease, checks that it is due and stops it at its budget. Then it records the
+ * deployment's state and when the job is due next.
+ *
+ * What it answers decides what Pub/Sub does with the request:
+ * - acknowledge: done, not due, not deployed, refused (recorded as `job-errors`, looked at
+ *   again next tick), leased by another runner (looked at again when that lease ends,
+ *   unless that run says otherwise), its tenant at its cap (looked at again next tick:
+ *   delayed, not dropped), stopped at its budget (the rest is requested again at once);
+ * - retry: the run failed. Pub/Sub delivers it again with back-off; the fifth failure sends it
+ *   to the dead-letter topic, and `handleDeadRunRequest` reports `run-job-failure`.
+ *
+ * Delivered twice at once, a request runs once: the second delivery finds the lease
+ * taken. Delivered again after its run, it finds the job not due. A runner that dies
+ * mid-run leaves its objects unfingerprinted and its lease expiring within `leaseMs`;
+ * Pub/Sub delivers the request again and the run carries on from the fingerprints.
+ *
+ * @example
+ *   const answer = await handleRunRequest(deps, request, { owner: 'runner-1' });
+ *   answer.ack ? message.ack() : message.nack();
+ */
+import { randomUUID } from 'node:crypto';
+import { parseDuration } from '../../shared/duration.ts';
+import type { EventType } from '../../shared/events/vocabulary.ts';
+import type { RunRequest } from '../../shared/runs/run-request.ts';
+import type { AppDeps } from '../app/deps.ts';
+import { ContextStore } from '../contexts/store.ts';
+import { appendEvent } from '../events/event-log.ts';
+import { type Deployment, jobsCollection } from '../jobs/store.ts';
+import { inputFor } from '../runner/components.ts';
+import { EgressPolicy } from '../runner/egress/policy.ts';
+import { createPrintOutput } from '../runner/outputs/print/index.ts';
+import type { Output } from '../runner/types.ts';
+import { type JobTickOutcome, type JobTickResult, runScheduledTick } from '../scheduled/tick.ts';
+import { CLOUD_WORKER } from '../workers/registry.ts';
+import { renderCloudJob } from './cloud-job.ts';
+import { recordCloudState, recordNextDue, stateAfter } from './cloud-states.ts';
+import { requestHorizonMs, requestRuns } from './dispatch.ts';
+import { freeRunSlot, takeRunSlot } from './tenant-slots.ts';
+
+export interface RunnerContext {
+  /** Names this runner (process or function instance) in leases and slots. */
+  owner: string;
+  /** Pub/Sub's count of deliveries of this request, when known. */
+  deliveryAttempt?: number;
+  /** Where `print` writes (default: standard output, Cloud Logging in the cloud). */
+  print?: Output;
+}
+
+export interface RunAnswer {
+  /** False: Pub/Sub should deliver the request again. */
+  ack: boolean;
+  outcome: JobTickOutcome | 'not-deployed' | 'refused' | 'tenant-at-cap';
+  result?: JobTickResult;
+}
+
+/** Time between a run's budget and the runner's own deadline: to stop, flush and record. */
+const RUN_MARGIN_MS = 2_000;
+/** The scheduled runner's own margin before the deadline, so the budget is what stops a run. */
+const STOP_MARGIN_MS = 1_000;
+
+export async function handleRunRequest(
+  deps: AppDeps,
+  request: RunRequest,
+  context: RunnerContext,
+): Promise<RunAnswer> {
+  const db = await deps.clients.firestore();
+  const { tenant, job } = request;
+  const doc = await jobsCollection(db, tenant).doc(job).get();
+  const deployment = doc.get(`deployments.${CLOUD_WORKER}`) as Deployment | undefined;
+  if (!deployment) return { ack: true, outcome: 'not-deployed' };
+  const { version } = deployment;
+  const budgetMs = parseDuration(deps.config.cloudRunBudget);
+  const run = `${context.owner}.${randomUUID()}`;
+  // The slot outlives the run's deadline (counted from after rendering) by a margin.
+  const slotUntilMs = Date.now() + budgetMs + 4 * RUN_MARGIN_MS;
+  if (!(await takeRunSlot(db, tenant, run, { cap: deps.config.tenantRunCap, untilMs: slotUntilMs }))) {
+    await recordNextDue(db, tenant, job, version, undefined);
+    return { ack: true, outcome: 'tenant-at-cap' };
+  }
+  try {
+    const rendered = await renderCloudJob(deps, db, new ContextStore(db), doc);
+    if (!rendered.ok) {
+      if (rendered.reason === undefined) return { ack: true, outcome: 'not-deployed' };
+      await recordCloudState(db, tenant, { job, state: 'failed', error: rendered.reason });
+      await recordNextDue(db, tenant, job, version, undefined);
+      return { ack: true, outcome: 'refused' };
+    }
+    const egress = egressPolicyFor(deps.config.egressAllow);
+    const deadlineMs = Date.now() + budgetMs + RUN_MARGIN_MS;
+    const [result] = await runScheduledTick(
+      {
+        db,
+        jobs: async () => [rendered.job],
+        print: context.print ?? createPrintOutput(process.stdout),
+        egress,
+        inputFor: (scheduled) => inputFor(scheduled.definition, { egress }),
+        owner: run,
+        leaseMs: parseDuration(deps.config.runLease),
+        async runStarting() {
+          await recordCloudState(db, tenant, { job, state: 'running' });
+        },
+        report(_job, report) {
+          void appendEvent(db, tenant, {
+            type: report.type as EventType,
+            source: 'job',
+            worker: CLOUD_WORKER,
+            job,
+            payload: rendered.redact(report.payload),
+          }).catch((err) => deps.logger.warn({ err }, 'could not record a run event'));
+        },
+      },
+      { deadlineMs, marginMs: STOP_MARGIN_MS, runBudgetMs: budgetMs },
+    );
+    if (!result) return { ack: true, outcome: 'not-deployed' };
+    const state = stateAfter(result, rendered.runsOnce);
+    if (state) await recordCloudState(db, tenant, state);
+    switch (result.outcome) {
+      case 'leased-elsewhere':
+        // Looked at again when that lease ends; the run holding it records its own next due time.
+        await recordNextDue(db, tenant, job, version, result.leaseExpiresMs);
+        return { ack: true, outcome: result.outcome, result };
+      case 'stopped-at-budget':
+      case 'stopped-at-deadline':
+        await requestRuns(deps, [{ tenant, job, version }], 'continue');
+        return { ack: true, outcome: result.outcome, result };
+      case 'failed':
+        await recordNextDue(
+          db,
+          tenant,
+          job,
+          version,
+          result.nextDueMs ?? Date.now() + requestHorizonMs(deps),
+        );
+        return { ack: false, outcome: result.outcome, result };
+      default:
+        await recordNextDue(db, tenant, job, version, result.nextDueMs);
+        return { ack: true, outcome: result.outcome, result };
+    }
+  } finally {
+    await freeRunSlot(db, tenant, run).catch(() => {});
+  }
+}
+
+/**
+ * A request Pub/Sub gave up on: its runs failed every delivery. Reported once as
+ * `run-job-failure` with the last reason; the deployment stays `failed` until a run
+ * completes (its next due time was kept by the failed runs).
+ */
+export async function handleDeadRunRequest(
+  deps: AppDeps,
+  request: RunRequest,
+  attempts: number,
+): Promise<void> {
+  const db = await deps.clients.firestore();
+  const deployment = (await jobsCollection(db, request.tenant).doc(request.job).get()).get(
+    `deployments.${CLOUD_WORKER}`,
+  ) as Deployment | undefined;
+  if (!deployment) return;
+  const reason = deployment.error ?? 'the run failed';
+  await appendEvent(db, request.tenant, {
+    type: 'run-job-failure',
+    source: 'worker',
+    worker: CLOUD_WORKER,
+    job: request.job,
+    payload: {
+      job: request.job,
+      error: reason,
+      reason: `the run failed ${attempts} times and was given up: ${reason}`,
+      attempts,
+    },
+  });
+}
+
+const policies = new Map<string, EgressPolicy>();
+
+/** One policy (and so one connection pool) per allow list, not one per run. */
+function egressPolicyFor(allow: string[]): EgressPolicy {
+  const key = allow.join(',');
+  let policy = policies.get(key);
+  if (!policy) {
+    policy = new EgressPolicy(allow);
+    policies.set(key, policy);
+  }
+  return policy;
+}

@@ -1,0 +1,42 @@
+/**
+ * A run request: the message the `cloud` worker's tick publishes to `sluice-runs` for each
+ * job it finds due, and that a runner executes (functions/runs/). It names the job, not a
+ * definition: the runner reads and renders the job itself, so a request that waited in the
+ * queue runs what is deployed when it is taken, and a forged or replayed request can at most
+ * make a runner look at a job that is not due (the runner's own due check decides).
+ *
+ * @example
+ *   const request = RunRequestSchema.parse(JSON.parse(data));
+ */
+import { z } from 'zod';
+
+export const RunRequestSchema = z
+  .object({
+    tenant: z.string().min(1).max(128),
+    job: z.string().min(1).max(128),
+    /** The deployed version the tick saw (informational: the runner runs the current one). */
+    version: z.number().int().nonnegative(),
+    /** When the request was made (epoch ms). */
+    requested_ms: z.number().int().nonnegative(),
+    /** `due`: the tick found it due; `continue`: the previous run stopped at its budget. */
+    reason: z.enum(['due', 'continue']),
+  })
+  .strict();
+
+export type RunRequest = z.infer<typeof RunRequestSchema>;
+
+/** The request in a Pub/Sub message's data, or why it is not one. */
+export function parseRunRequest(
+  data: string | Uint8Array,
+): { ok: true; request: RunRequest } | { ok: false; error: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(typeof data === 'string' ? data : new TextDecoder().decode(data));
+  } catch {
+    return { ok: false, error: 'not JSON' };
+  }
+  const parsed = RunRequestSchema.safeParse(value);
+  return parsed.success
+    ? { ok: true, request: parsed.data }
+    : { ok: false, error: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
+}
