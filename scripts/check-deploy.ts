@@ -32,6 +32,12 @@ import { loadConfig } from '../functions/app/config.ts';
 import type { FamilyFactory } from '../functions/app/create-app.ts';
 import { createLogger } from '../functions/app/logger.ts';
 import { type Entry, entrySource, entryTable, type HttpEntry } from '../functions/entry/table.ts';
+import {
+  RUN_DEAD_LETTER_SUBSCRIPTION,
+  RUN_DEAD_LETTER_TOPIC,
+  RUN_SUBSCRIPTION,
+  RUN_TOPIC,
+} from '../functions/runs/run-channel.ts';
 import { EXPIRING_COLLECTIONS } from '../functions/scheduled/ttl-sweep.ts';
 import { ROOT } from './build.ts';
 
@@ -97,7 +103,8 @@ export function checkEntries(entries: Entry[], tf: Terraform): CheckResult {
       problems.push(`entry "${entry.name}" has no function in terraform/functions.tf (local.functions)`);
       continue;
     }
-    const kind = entry.kind === 'tasks' || entry.kind === 'relay' ? entry.kind : 'http';
+    const kind =
+      entry.kind === 'tasks' || entry.kind === 'relay' || entry.kind === 'runs' ? entry.kind : 'http';
     if (fn.kind !== kind)
       problems.push(`terraform function "${entry.name}" has kind "${fn.kind}", want "${kind}"`);
   }
@@ -555,6 +562,45 @@ export function checkRunnerSecrets(tf: Terraform): CheckResult {
   return result('the runner reads no signing key', problems);
 }
 
+/**
+ * The cloud worker's run queue (terraform/runs.tf) as functions/runs/run-channel.ts names
+ * it: both subscriptions push to the runner function, the requests' subscription waits for
+ * the runner's whole timeout and dead-letters to the dead-letter topic.
+ */
+export function checkRunQueue(tf: Terraform): CheckResult {
+  const problems: string[] = [];
+  const topics = (tf.resource.google_pubsub_topic ?? {}) as Record<string, Json[]>;
+  const subscriptions = (tf.resource.google_pubsub_subscription ?? {}) as Record<string, Json[]>;
+  const topicNames = Object.values(topics).map((blocks) => String(blocks[0]?.name));
+  for (const name of [RUN_TOPIC, RUN_DEAD_LETTER_TOPIC])
+    if (!topicNames.includes(name)) problems.push(`terraform creates no topic "${name}"`);
+  const byName = new Map(
+    Object.values(subscriptions).map((blocks) => [String(blocks[0]?.name), blocks[0] as Json]),
+  );
+  for (const name of [RUN_SUBSCRIPTION, RUN_DEAD_LETTER_SUBSCRIPTION]) {
+    const subscription = byName.get(name);
+    if (!subscription) {
+      problems.push(`terraform creates no subscription "${name}"`);
+      continue;
+    }
+    const push = JSON.stringify(subscription.push_config ?? '');
+    if (!push.includes('google_cloudfunctions2_function.fn[\\"runner\\"]'))
+      problems.push(`subscription ${name} does not push to the runner function`);
+    if (!push.includes('oidc_token')) problems.push(`subscription ${name} pushes without an OIDC token`);
+  }
+  const runs = byName.get(RUN_SUBSCRIPTION);
+  if (runs) {
+    if (String(runs.ack_deadline_seconds) !== '${var.runner_timeout_seconds}')
+      problems.push(
+        `${RUN_SUBSCRIPTION}: ack_deadline_seconds must be var.runner_timeout_seconds (the runner's answer comes at its end)`,
+      );
+    const deadLetter = JSON.stringify(runs.dead_letter_policy ?? '');
+    if (!deadLetter.includes('google_pubsub_topic.run_dead_letters'))
+      problems.push(`${RUN_SUBSCRIPTION} has no dead-letter policy to the run dead-letter topic`);
+  }
+  return result('run requests reach the runner, and failing ones its dead-letter report', problems);
+}
+
 // ---------------------------------------------------------------- IAM
 
 const PRIMITIVE = /\broles\/(owner|editor|viewer)\b/;
@@ -760,6 +806,7 @@ export async function runDeployChecks(options: { terraformCli?: boolean } = {}):
     checkApiPubsub(tf),
     checkRunnerSandbox(tf),
     checkRunnerSecrets(tf),
+    checkRunQueue(tf),
     checkFirebase(tf, firebase),
     await checkWebUi(tf),
   ];

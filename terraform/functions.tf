@@ -23,6 +23,8 @@ locals {
     messages           = { kind = "http", paths = ["/api/messages"] }
     worker-api         = { kind = "http", paths = ["/api/worker/*"] }
     scheduled          = { kind = "tasks", paths = [] }
+    # Pub/Sub pushes the cloud worker's run requests to it (terraform/runs.tf).
+    runner = { kind = "runs", paths = [] }
     # Eventarc calls it for every event recorded in Firestore: message triggers see it.
     event-relay = { kind = "relay", paths = [] }
   }
@@ -42,7 +44,11 @@ locals {
     # and metadata addresses are refused anyway), and each run has a budget within a tick.
     SLUICE_EGRESS_ALLOW     = ""
     SLUICE_CLOUD_RUN_BUDGET = var.cloud_run_budget
+    SLUICE_TENANT_RUN_CAP   = tostring(var.tenant_run_cap)
   }
+
+  # The scheduled tick and the runner run as the runner identity (no storage role, no signing key).
+  runner_kinds = ["tasks", "runs"]
 }
 
 resource "google_storage_bucket" "sources" {
@@ -88,15 +94,15 @@ resource "google_cloudfunctions2_function" "fn" {
   }
 
   service_config {
-    service_account_email            = each.value.kind == "tasks" ? google_service_account.runner.email : google_service_account.api.email
-    available_memory                 = each.value.kind == "tasks" ? var.scheduled_memory : var.function_memory
+    service_account_email            = contains(local.runner_kinds, each.value.kind) ? google_service_account.runner.email : google_service_account.api.email
+    available_memory                 = each.value.kind == "tasks" ? var.scheduled_memory : each.value.kind == "runs" ? var.runner_memory : var.function_memory
     available_cpu                    = var.function_cpu
-    timeout_seconds                  = each.value.kind == "tasks" ? var.scheduled_timeout_seconds : 3600
-    max_instance_request_concurrency = each.value.kind == "tasks" ? 1 : var.function_concurrency
-    max_instance_count               = each.value.kind == "tasks" ? 1 : var.function_max_instances
-    min_instance_count               = each.value.kind == "tasks" ? 0 : var.function_min_instances
-    # API functions are reached only through the load balancer; the runner only by Cloud
-    # Scheduler, the event relay only by Eventarc.
+    timeout_seconds                  = each.value.kind == "tasks" ? var.scheduled_timeout_seconds : each.value.kind == "runs" ? var.runner_timeout_seconds : 3600
+    max_instance_request_concurrency = each.value.kind == "tasks" ? 1 : each.value.kind == "runs" ? var.runner_concurrency : var.function_concurrency
+    max_instance_count               = each.value.kind == "tasks" ? 1 : each.value.kind == "runs" ? var.runner_max_instances : var.function_max_instances
+    min_instance_count               = each.value.kind == "http" ? var.function_min_instances : 0
+    # API functions are reached only through the load balancer; the scheduled tick only by
+    # Cloud Scheduler, the runner only by Pub/Sub's push, the event relay only by Eventarc.
     ingress_settings               = each.value.kind == "http" ? "ALLOW_INTERNAL_AND_GCLB" : "ALLOW_INTERNAL_ONLY"
     all_traffic_on_latest_revision = true
     environment_variables          = local.common_env

@@ -105,9 +105,53 @@ variable "dead_letter_retention" {
 }
 
 variable "cloud_run_budget" {
-  description = "Longest one run of a job may take on the cloud worker within a tick (a duration such as 60s); each tenant also gets at most its share of the tick per run."
+  description = "Longest one run of a job may take on the cloud worker (a duration such as 60s); a run that reaches it is stopped and its rest requested again at once. Keep it well below runner_timeout_seconds."
   type        = string
   default     = "60s"
+}
+
+variable "tenant_run_cap" {
+  description = "Runs of one tenant's cloud-worker jobs at once across every runner instance; a tenant over it has its runs delayed to the next tick, not dropped."
+  type        = number
+  default     = 4
+}
+
+variable "runner_max_instances" {
+  description = "Most runner function instances (the cloud worker's capacity: runs at once = this x runner_concurrency)."
+  type        = number
+  default     = 20
+}
+
+variable "runner_concurrency" {
+  description = "Run requests one runner instance runs at once (runs mostly wait on storage and networks)."
+  type        = number
+  default     = 4
+}
+
+variable "runner_memory" {
+  description = "Memory of a runner instance, shared by its concurrent runs (parquet objects are read into memory)."
+  type        = string
+  default     = "1Gi"
+}
+
+variable "runner_timeout_seconds" {
+  description = "Longest a runner may take over one request; also how long Pub/Sub waits for its answer. Keep cloud_run_budget well below it."
+  type        = number
+  default     = 540
+  validation {
+    condition     = var.runner_timeout_seconds >= 60 && var.runner_timeout_seconds <= 600
+    error_message = "runner_timeout_seconds must be 60 to 600 (Pub/Sub waits at most 600 s for a push answer)."
+  }
+}
+
+variable "runner_max_delivery_attempts" {
+  description = "Deliveries of a run request that fail before Pub/Sub dead-letters it (reported as run-job-failure)."
+  type        = number
+  default     = 5
+  validation {
+    condition     = var.runner_max_delivery_attempts >= 5 && var.runner_max_delivery_attempts <= 100
+    error_message = "Pub/Sub allows 5 to 100 delivery attempts."
+  }
 }
 
 variable "deploy_revision" {

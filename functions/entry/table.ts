@@ -38,7 +38,13 @@ export interface RelayEntry {
   name: string;
 }
 
-export type Entry = HttpEntry | DocsEntry | TasksEntry | RelayEntry;
+/** Runs the `cloud` worker's run requests that Pub/Sub pushes to it (functions/runs/). */
+export interface RunsEntry {
+  kind: 'runs';
+  name: string;
+}
+
+export type Entry = HttpEntry | DocsEntry | TasksEntry | RelayEntry | RunsEntry;
 
 export const FAMILIES_FILE = fileURLToPath(new URL('../families.ts', import.meta.url));
 
@@ -58,6 +64,7 @@ export const OTHER_ENTRIES: Entry[] = [
   { kind: 'docs', name: 'openapi' },
   { kind: 'tasks', name: 'scheduled' },
   { kind: 'relay', name: 'event-relay' },
+  { kind: 'runs', name: 'runner' },
 ];
 
 export async function entryTable(familiesFile = FAMILIES_FILE): Promise<Entry[]> {
@@ -94,6 +101,12 @@ export function entrySource(entry: Entry): string {
         HEADER +
         "import { relayFunction } from './relay-function.ts';\n\n" +
         'export const handler = relayFunction();\n'
+      );
+    case 'runs':
+      return (
+        HEADER +
+        "import { runnerFunction } from './runner-function.ts';\n\n" +
+        'export const handler = runnerFunction();\n'
       );
   }
 }

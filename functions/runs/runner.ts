@@ -39,7 +39,7 @@ import { CLOUD_WORKER } from '../workers/registry.ts';
 import { renderCloudJob } from './cloud-job.ts';
 import { recordCloudState, recordNextDue, stateAfter } from './cloud-states.ts';
 import { requestHorizonMs, requestRuns } from './dispatch.ts';
-import { freeRunSlot, takeRunSlot } from './tenant-slots.ts';
+import { freeRunSlot, renewRunSlot, takeRunSlot } from './tenant-slots.ts';
 
 export interface RunnerContext {
   /** Names this runner (process or function instance) in leases and slots. */
@@ -74,13 +74,18 @@ export async function handleRunRequest(
   if (!deployment) return { ack: true, outcome: 'not-deployed' };
   const { version } = deployment;
   const budgetMs = parseDuration(deps.config.cloudRunBudget);
+  const leaseMs = parseDuration(deps.config.runLease);
   const run = `${context.owner}.${randomUUID()}`;
-  // The slot outlives the run's deadline (counted from after rendering) by a margin.
-  const slotUntilMs = Date.now() + budgetMs + 4 * RUN_MARGIN_MS;
-  if (!(await takeRunSlot(db, tenant, run, { cap: deps.config.tenantRunCap, untilMs: slotUntilMs }))) {
+  // Held like the job's lease: renewed while the request is in hand, so a runner that
+  // dies gives its tenant's slot back within a lease.
+  const slot = { cap: deps.config.tenantRunCap, untilMs: Date.now() + leaseMs };
+  if (!(await takeRunSlot(db, tenant, run, slot))) {
     await recordNextDue(db, tenant, job, version, undefined);
     return { ack: true, outcome: 'tenant-at-cap' };
   }
+  const renewal = setInterval(() => {
+    void renewRunSlot(db, tenant, run, Date.now() + leaseMs).catch(() => {});
+  }, leaseMs / 3);
   try {
     const rendered = await renderCloudJob(deps, db, new ContextStore(db), doc);
     if (!rendered.ok) {
@@ -99,7 +104,7 @@ export async function handleRunRequest(
         egress,
         inputFor: (scheduled) => inputFor(scheduled.definition, { egress }),
         owner: run,
-        leaseMs: parseDuration(deps.config.runLease),
+        leaseMs,
         async runStarting() {
           await recordCloudState(db, tenant, { job, state: 'running' });
         },
@@ -141,6 +146,7 @@ export async function handleRunRequest(
         return { ack: true, outcome: result.outcome, result };
     }
   } finally {
+    clearInterval(renewal);
     await freeRunSlot(db, tenant, run).catch(() => {});
   }
 }

@@ -2,8 +2,8 @@
  * Per-tenant run slots: at most `cap` runs of one tenant's jobs at once across every
  * runner (`SLUICE_TENANT_RUN_CAP`), so one tenant with many due jobs cannot take every
  * runner instance. A slot is a document `tenants/{tenant}/run-slots/{owner}` taken in a
- * transaction that counts the unexpired ones; it expires at the run's deadline, so a
- * runner that died gives its slots back by then.
+ * transaction that counts the unexpired ones. Its holder renews it while the run goes on
+ * (`SLUICE_RUN_LEASE`), so a runner that died gives its slots back within a lease.
  *
  * @example
  *   if (await takeRunSlot(db, 'acme', owner, { cap: 4, untilMs })) try { ... } finally { await freeRunSlot(db, 'acme', owner); }
@@ -29,4 +29,13 @@ export async function takeRunSlot(
 
 export async function freeRunSlot(db: Firestore, tenant: string, owner: string): Promise<void> {
   await tenantCollection(db, tenant, 'run-slots').doc(owner).delete();
+}
+
+export async function renewRunSlot(
+  db: Firestore,
+  tenant: string,
+  owner: string,
+  untilMs: number,
+): Promise<void> {
+  await tenantCollection(db, tenant, 'run-slots').doc(owner).update({ expires_at_ms: untilMs });
 }

@@ -1,0 +1,90 @@
+/**
+ * The `runner` function: Pub/Sub pushes each run request of the `cloud` worker to it (the
+ * push subscription `sluice-runs-runner`, terraform/runs.tf), and each request Pub/Sub gave
+ * up on (`sluice-runs-dead-letters-runner`). A push subscription to an HTTP function rather
+ * than an Eventarc Pub/Sub trigger: terraform then owns the subscription itself, its ack
+ * deadline above the longest run, its retry back-off and its dead-letter policy, and the same
+ * function serves both subscriptions. Cloud Run checks the push's OIDC token: only the push
+ * identity may invoke the function.
+ *
+ * Answers: 204 when the request is done with (run, not due, refused, delayed, or not a run
+ * request at all: nothing to retry), 500 when Pub/Sub should deliver it again (the run failed).
+ *
+ * @example
+ *   export const handler = runnerFunction();
+ */
+
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parseRunRequest } from '../../shared/runs/run-request.ts';
+import type { AppDeps } from '../app/deps.ts';
+import { RUN_DEAD_LETTER_SUBSCRIPTION, RUN_MAX_DELIVERY_ATTEMPTS } from '../runs/run-channel.ts';
+import { handleDeadRunRequest, handleRunRequest } from '../runs/runner.ts';
+import { cloudDeps } from './http-function.ts';
+
+/** Pub/Sub's push body (https://cloud.google.com/pubsub/docs/push#receive_push). */
+interface PushBody {
+  message?: { data?: string; attributes?: Record<string, string>; messageId?: string };
+  subscription?: string;
+  deliveryAttempt?: number;
+}
+
+/** Largest push body read: a run request is a few hundred bytes. */
+const MAX_BODY_BYTES = 64 * 1024;
+
+export function runnerFunction(deps: AppDeps = cloudDeps()) {
+  const owner = `runner-${randomUUID()}`;
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const body = await readBody(req);
+    const push = body as PushBody | undefined;
+    const parsed = parseRunRequest(Buffer.from(push?.message?.data ?? '', 'base64'));
+    if (!parsed.ok) {
+      deps.logger.warn(
+        { error: parsed.error, message: push?.message?.messageId },
+        'not a run request; dropped',
+      );
+      return reply(res, 204);
+    }
+    try {
+      if (push?.subscription?.endsWith(`/${RUN_DEAD_LETTER_SUBSCRIPTION}`)) {
+        const count = Number(push.message?.attributes?.CloudPubSubDeadLetterSourceDeliveryCount);
+        await handleDeadRunRequest(deps, parsed.request, count > 0 ? count : RUN_MAX_DELIVERY_ATTEMPTS);
+        return reply(res, 204);
+      }
+      const answer = await handleRunRequest(deps, parsed.request, {
+        owner,
+        ...(push?.deliveryAttempt ? { deliveryAttempt: push.deliveryAttempt } : {}),
+      });
+      reply(res, answer.ack ? 204 : 500);
+    } catch (err) {
+      deps.logger.error(
+        { err, job: parsed.request.job },
+        'a run request could not be handled; Pub/Sub will retry',
+      );
+      reply(res, 500);
+    }
+  };
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  // Cloud Functions' framework has parsed JSON bodies already.
+  const parsed = (req as IncomingMessage & { body?: unknown }).body;
+  if (parsed !== undefined && !Buffer.isBuffer(parsed)) return parsed;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function reply(res: ServerResponse, status: number): void {
+  res.writeHead(status);
+  res.end();
+}

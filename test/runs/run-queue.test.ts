@@ -1,0 +1,235 @@
+/**
+ * Issue 19: the `cloud` worker's run queue against the real emulators. The tick publishes
+ * run requests to Pub/Sub; runners (the pull runner the local stack's processes run, and
+ * the runner function that Pub/Sub pushes to in the cloud) take them.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runnerFunction } from '../../functions/entry/runner-function.ts';
+import { createPrintOutput } from '../../functions/runner/outputs/print/index.ts';
+import { dispatchDueRuns } from '../../functions/runs/dispatch.ts';
+import { startPullRunner } from '../../functions/runs/pull-runner.ts';
+import {
+  ensureRunChannel,
+  publishRunRequests,
+  RUN_DEAD_LETTER_SUBSCRIPTION,
+  RUN_SUBSCRIPTION,
+} from '../../functions/runs/run-channel.ts';
+import type { RunAnswer } from '../../functions/runs/runner.ts';
+import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
+import { bearer, bootstrapTestAdmin, tokenFor } from '../helpers/auth.ts';
+import { json, jsonInit } from '../helpers/http.ts';
+import { until } from '../helpers/until.ts';
+
+const KEY = JSON.stringify({
+  type: 'service_account',
+  project_id: 'tenant-project',
+  client_email: 'reader@tenant-project.iam.gserviceaccount.com',
+  private_key:
+    '-----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEA\n-----END PRIVATE KEY-----\n',
+});
+
+let t: TestApp;
+let admin: Record<string, string>;
+let gcs: StorageEmulator;
+
+beforeAll(async () => {
+  t = await testApp();
+  admin = bearer(await bootstrapTestAdmin(t));
+  gcs = await startStorageEmulator({ port: 0 });
+  process.env.STORAGE_EMULATOR_HOST = gcs.url;
+});
+afterAll(async () => {
+  await t.close();
+  await gcs.stop();
+});
+
+async function deploy(name: string, yaml: string, headers = admin): Promise<void> {
+  const saved = await t.request(`/api/jobs/${name}`, {
+    method: 'PUT',
+    headers: { ...headers, 'content-type': 'application/yaml' },
+    body: yaml,
+  });
+  expect(saved.status, await saved.clone().text()).toBe(201);
+  const deployed = await t.request(
+    `/api/jobs/${name}/deploy`,
+    jsonInit('POST', { workers: ['cloud'] }, headers),
+  );
+  expect(deployed.status).toBe(200);
+}
+
+const gcsYaml = (name: string, bucket: string, prefix: string) =>
+  `name: ${name}\ninput:\n  gcs:\n    bucket-name: ${bucket}\n    credentials:\n      storage-url: gs://${bucket}\n      service-account:\n        key: '${KEY}'\n    object-names: ['${prefix}']\n    fingerprinting: true\noutput:\n  print: {}\n`;
+
+async function putObjects(bucket: string, prefix: string, objects: number, lines: number): Promise<void> {
+  const { Storage } = await import('@google-cloud/storage');
+  const storage = new Storage({ apiEndpoint: gcs.url, projectId: 'demo' });
+  const [exists] = await storage.bucket(bucket).exists();
+  if (!exists) await storage.createBucket(bucket);
+  for (let o = 0; o < objects; o++) {
+    const text = Array.from({ length: lines }, (_, l) => JSON.stringify({ p: prefix, o, l })).join('\n');
+    await storage.bucket(bucket).file(`${prefix}o-${o}.json`).save(`${text}\n`, { resumable: false });
+  }
+}
+
+/** A `print` output that keeps what it printed. */
+function printed(): { output: ReturnType<typeof createPrintOutput>; lines: () => string[] } {
+  let text = '';
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      text += chunk.toString();
+      done();
+    },
+  });
+  return { output: createPrintOutput(stream), lines: () => text.split('\n').filter(Boolean) };
+}
+
+describe('run requests', () => {
+  it('the same request delivered twice at once, to two runners, reads each object once', async () => {
+    await putObjects('twice', 'job/', 30, 5);
+    await deploy('twice', gcsYaml('twice', 'twice', 'job/'));
+    const out = printed();
+    const answers: RunAnswer[] = [];
+    const runners = await Promise.all(
+      ['a', 'b'].map((owner) =>
+        startPullRunner(t.deps, {
+          owner,
+          concurrency: 2,
+          print: out.output,
+          onAnswer: (a) => answers.push(a),
+        }),
+      ),
+    );
+    try {
+      gcs.resetStats();
+      const request = {
+        tenant: 'default',
+        job: 'twice',
+        version: 1,
+        requested_ms: Date.now(),
+        reason: 'due' as const,
+      };
+      await publishRunRequests(await t.deps.clients.pubsub(), [request, request]);
+      await until(() => answers.length >= 2, 20_000, 'both deliveries answered');
+      await Promise.all(runners.map((r) => r.idle(300)));
+    } finally {
+      await Promise.all(runners.map((r) => r.stop()));
+    }
+    expect(answers.map((a) => a.outcome).sort()).toEqual(expect.arrayContaining(['completed']));
+    // One run read them; the other found the job leased or already done.
+    expect(['leased-elsewhere', 'not-due']).toContain(
+      answers.find((a) => a.outcome !== 'completed')?.outcome,
+    );
+    expect(gcs.stats().download).toBe(30);
+    const lines = out.lines();
+    expect(lines).toHaveLength(150);
+    expect(new Set(lines).size).toBe(150);
+  });
+
+  it("a tenant over its cap waits for the next tick; another tenant's due job runs at once", async () => {
+    const open = new Set<IncomingMessage>();
+    let mostOpen = 0;
+    const silent = createServer((req) => {
+      open.add(req);
+      mostOpen = Math.max(mostOpen, open.size);
+      req.socket.once('close', () => open.delete(req));
+    });
+    let answered = 0;
+    const answering = createServer((_req, res) => {
+      answered++;
+      res.end('{"ok":true}');
+    });
+    await Promise.all([silent, answering].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
+    const url = (s: Server) => `http://127.0.0.1:${(s.address() as AddressInfo).port}/`;
+    const busy = bearer(await tokenFor(t, { role: 'operator', tenant: 'cap-busy' }));
+    const other = bearer(await tokenFor(t, { role: 'operator', tenant: 'cap-other' }));
+    const poll = (name: string, to: string) =>
+      `name: ${name}\ninput:\n  http-poll:\n    url: ${to}\n    json: true\noutput:\n  discard: {}\n`;
+    for (let i = 0; i < 4; i++) await deploy(`hang-${i}`, poll(`hang-${i}`, url(silent)), busy);
+    const config = t.deps.config;
+    const saved = { cap: config.tenantRunCap, budget: config.cloudRunBudget };
+    config.tenantRunCap = 2;
+    config.cloudRunBudget = '3s';
+    const answers: RunAnswer[] = [];
+    const runner = await startPullRunner(t.deps, {
+      owner: 'cap',
+      concurrency: 8,
+      onAnswer: (a) => answers.push(a),
+    });
+    try {
+      await dispatchDueRuns(t.deps);
+      await until(() => open.size === 2, 10_000, "two of the busy tenant's runs under way");
+      await until(
+        () => answers.filter((a) => a.outcome === 'tenant-at-cap').length === 2,
+        10_000,
+        'two delayed',
+      );
+      // The other tenant's job, deployed now, runs on the next tick although the busy tenant's runs hang.
+      await deploy('quick', poll('quick', url(answering)), other);
+      await dispatchDueRuns(t.deps);
+      await until(() => answered === 1, 5_000, "the other tenant's run");
+      expect(open.size).toBe(2);
+      // The delayed ones were requested again by that tick and wait for a slot: never more than 2 at once.
+      await until(
+        () => answers.filter((a) => a.result?.outcome === 'stopped-at-budget').length >= 4,
+        30_000,
+        'every busy run reached its budget',
+      );
+      expect(mostOpen).toBe(2);
+    } finally {
+      await runner.stop();
+      Object.assign(config, { tenantRunCap: saved.cap, cloudRunBudget: saved.budget });
+      silent.closeAllConnections();
+      await Promise.all([silent, answering].map((s) => new Promise((r) => s.close(r))));
+      await Promise.all(
+        [0, 1, 2, 3].map((i) =>
+          t.request(`/api/jobs/hang-${i}/undeploy`, jsonInit('POST', { workers: ['cloud'] }, busy)),
+        ),
+      );
+    }
+  });
+
+  it('pushed by Pub/Sub to the runner function: a run that fails every time is retried, dead-lettered and reported once', async () => {
+    await deploy('no-bucket', gcsYaml('no-bucket', 'no-such-bucket', 'x/'));
+    const calls: string[] = [];
+    const handler = runnerFunction(t.deps);
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      calls.push(req.url ?? '');
+      void handler(req, res);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const pubsub = await t.deps.clients.pubsub();
+    await ensureRunChannel(pubsub);
+    // The cloud's configuration (terraform/runs.tf): both subscriptions push to the runner.
+    for (const name of [RUN_SUBSCRIPTION, RUN_DEAD_LETTER_SUBSCRIPTION])
+      await pubsub.subscription(name).modifyPushConfig({ pushEndpoint: endpoint });
+    try {
+      await dispatchDueRuns(t.deps);
+      const failures = async () =>
+        (await json(await t.request('/api/events?type=run-job-failure&job=no-bucket', { headers: admin })))
+          .events as { payload: { attempts: number; reason: string } }[];
+      await until(async () => (await failures()).length > 0, 30_000, 'the dead-lettered request reported');
+      const reported = await failures();
+      expect(reported).toHaveLength(1);
+      const [failure] = reported;
+      expect(failure!.payload.attempts).toBeGreaterThanOrEqual(5);
+      expect(failure!.payload.reason).toMatch(/failed \d+ times and was given up: .*bucket does not exist/);
+      const errors = await json(
+        await t.request('/api/events?type=job-errors&job=no-bucket', { headers: admin }),
+      );
+      // Each delivery ran and failed; the sixth call is the dead letter.
+      expect(errors.events.length).toBeGreaterThanOrEqual(5);
+      expect(calls.length).toBeGreaterThanOrEqual(6);
+      const job = await json(await t.request('/api/jobs/no-bucket', { headers: admin }));
+      expect(job.deployments).toEqual([expect.objectContaining({ worker: 'cloud', state: 'failed' })]);
+    } finally {
+      for (const name of [RUN_SUBSCRIPTION, RUN_DEAD_LETTER_SUBSCRIPTION])
+        await pubsub.subscription(name).modifyPushConfig({});
+      server.close();
+    }
+  });
+});
