@@ -30,6 +30,8 @@ export async function startRunners(
   count: number,
   config: AppConfig,
   emulatorEnv: Record<string, string>,
+  /** Where the jobs' `print` output goes (tests read it). */
+  printTo: NodeJS.WritableStream = process.stdout,
 ): Promise<Runners> {
   const env = {
     ...emulatorEnv,
@@ -52,7 +54,7 @@ export async function startRunners(
         env,
         // `print` output as it is (as the cloud worker's goes to Cloud Logging); logs marked.
         onOutput: (chunk, stream) => {
-          if (stream === 'stdout') process.stdout.write(chunk);
+          if (stream === 'stdout') printTo.write(chunk);
           else process.stderr.write(chunk.toString().replace(/^(?=.)/gm, `[cloud-${i + 1}] `));
         },
       },

@@ -25,9 +25,9 @@ export interface Deployment {
   updated_at: string;
   error?: string;
   /**
-   * `cloud` only: when the scheduled tick should look at the job again (epoch ms; null: not
-   * until it is staged again), kept by the tick (scheduled/cloud-worker.ts). Staging drops
-   * it, so a new version is looked at on the next tick.
+   * `cloud` only: when the tick should request a run of the job again (epoch ms; null: not
+   * until it is staged again), kept by the job's runs (runs/cloud-states.ts) and the tick
+   * (runs/dispatch.ts). Staging drops it, so a new version is looked at on the next tick.
    */
   next_due_ms?: number | null;
 }

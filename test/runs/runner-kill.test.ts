@@ -1,0 +1,138 @@
+/**
+ * Issue 19: runner processes (the local stack's, `local/runners.ts`) killed with SIGKILL
+ * mid-run, at seeded random moments while lines are printed (up to 10 kills, while less
+ * than 90% is printed): every line is still printed, and only objects that
+ * were in flight when a runner died are printed twice. The test is the tick (it publishes
+ * run requests every 300 ms, as the scheduled function does every minute).
+ */
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { dispatchDueRuns } from '../../functions/runs/dispatch.ts';
+import { type Runners, startRunners } from '../../local/runners.ts';
+import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
+import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
+import { json, jsonInit } from '../helpers/http.ts';
+import { seededRandom, testSeed } from '../helpers/random.ts';
+import { until } from '../helpers/until.ts';
+
+const JOBS = 4;
+const OBJECTS = 50;
+const LINES = 25;
+const KILLS = 10;
+/** Objects a run reads at once (the gcs input's default) times requests a runner takes at once. */
+const IN_FLIGHT_PER_KILL = 4 * 2;
+const KEY = JSON.stringify({
+  type: 'service_account',
+  project_id: 'p',
+  client_email: 'r@p.iam.gserviceaccount.com',
+  private_key:
+    '-----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEA\n-----END PRIVATE KEY-----\n',
+});
+
+let t: TestApp;
+let gcs: StorageEmulator;
+let runners: Runners | undefined;
+
+beforeAll(async () => {
+  t = await testApp();
+  gcs = await startStorageEmulator({ port: 0 });
+});
+afterAll(async () => {
+  await runners?.stop();
+  await t.close();
+  await gcs.stop();
+});
+
+it('runners killed with SIGKILL mid-run lose nothing; only objects in flight are printed twice', async () => {
+  const seed = testSeed();
+  const random = seededRandom(seed);
+  const replay = `seed ${seed} (rerun with SLUICE_TEST_SEED=${seed})`;
+  const admin = bearer(await bootstrapTestAdmin(t));
+  const { Storage } = await import('@google-cloud/storage');
+  const storage = new Storage({ apiEndpoint: gcs.url, projectId: 'demo' });
+  await storage.createBucket('killed');
+  for (let j = 0; j < JOBS; j++) {
+    for (let o = 0; o < OBJECTS; o++) {
+      const text = Array.from({ length: LINES }, (_, l) => JSON.stringify({ j, o, l })).join('\n');
+      await storage.bucket('killed').file(`j${j}/o-${o}.json`).save(`${text}\n`, { resumable: false });
+    }
+    const yaml = `name: killed-${j}\ninput:\n  gcs:\n    bucket-name: killed\n    credentials:\n      storage-url: gs://killed\n      service-account:\n        key: '${KEY}'\n    object-names: ['j${j}/']\n    fingerprinting: true\noutput:\n  print: {}\n`;
+    const saved = await t.request(`/api/jobs/killed-${j}`, {
+      method: 'PUT',
+      headers: { ...admin, 'content-type': 'application/yaml' },
+      body: yaml,
+    });
+    expect(saved.status).toBe(201);
+    const deployed = await t.request(
+      `/api/jobs/killed-${j}/deploy`,
+      jsonInit('POST', { workers: ['cloud'] }, admin),
+    );
+    expect(deployed.status).toBe(200);
+  }
+  // Reads as slow as a real bucket's, so that runs are under way when the kills come.
+  gcs.setFaults({ latencyMs: 80 });
+
+  const seen = new Map<string, number>();
+  let partial = '';
+  const print = new Writable({
+    write(chunk, _encoding, done) {
+      const text = partial + chunk.toString();
+      const lines = text.split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) {
+        const m = /^\{"j":(\d+),"o":(\d+),"l":(\d+)/.exec(line);
+        if (m) seen.set(`${m[1]}/${m[2]}/${m[3]}`, (seen.get(`${m[1]}/${m[2]}/${m[3]}`) ?? 0) + 1);
+      }
+      done();
+    },
+  });
+  const config = { ...t.deps.config, runLease: '2s' };
+  runners = await startRunners(
+    2,
+    config,
+    {
+      FIRESTORE_EMULATOR_HOST: process.env.FIRESTORE_EMULATOR_HOST!,
+      PUBSUB_EMULATOR_HOST: process.env.PUBSUB_EMULATOR_HOST!,
+      STORAGE_EMULATOR_HOST: gcs.url,
+      SLUICE_RUNNER_CONCURRENCY: '2',
+    },
+    print,
+  );
+  let ticking = true;
+  const tick = (async () => {
+    while (ticking) {
+      await dispatchDueRuns(t.deps).catch(() => {});
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  })();
+  const total = JOBS * OBJECTS * LINES;
+  try {
+    // Each kill comes at a seeded moment while lines are being printed, so it cuts runs short.
+    let kills = 0;
+    let printedBefore = 0;
+    while (kills < KILLS && seen.size < total * 0.9) {
+      await new Promise((r) => setTimeout(r, 100 + random() * 400));
+      const flowing = seen.size > printedBefore;
+      printedBefore = seen.size;
+      const alive = runners.processes();
+      if (!flowing || alive.length === 0) continue;
+      process.kill(-alive[Math.floor(random() * alive.length)]!.pid, 'SIGKILL');
+      kills++;
+    }
+    expect(kills, replay).toBeGreaterThanOrEqual(3);
+    await until(() => seen.size === total, 120_000, `every line printed (${replay})`);
+  } finally {
+    ticking = false;
+    await tick;
+  }
+  const twice = [...seen].filter(([, n]) => n > 1).map(([key]) => key.split('/').slice(0, 2).join('/'));
+  const objectsTwice = new Set(twice);
+  expect(seen.size, replay).toBe(total);
+  expect(objectsTwice.size, replay).toBeLessThanOrEqual(KILLS * IN_FLIGHT_PER_KILL);
+  // The kills did cut runs short: some runs started and never ended.
+  const count = async (type: string) =>
+    (await json(await t.request(`/api/events?type=${type}&worker=cloud&limit=1000`, { headers: admin })))
+      .events.length as number;
+  expect(await count('job-run-started'), replay).toBeGreaterThan(await count('job-run-ended'));
+}, 180_000);
