@@ -14,6 +14,11 @@
  * with none, the runners only compete for this machine's two cores with the emulators.
  * BENCH_RUNNERS picks the counts.
  *
+ * `npm run bench:scale -- --shards`: one job over 20,000 objects (one line each), which its
+ * run reads in parts of 1,000 (SLUICE_SHARD_OBJECTS) handed to the other runners; 1 runner
+ * against 2 (target: 2 finish at least 1.6 x faster), every line once, and the run's one
+ * `job-run-ended` with the totals of its parts.
+ *
  * @example
  *   BENCH_JOBS=10 BENCH_RUNNERS=1,4 npm run bench:scale
  */
@@ -23,11 +28,13 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startStackProcess } from '../test/helpers/stack-process.ts';
 
-const JOBS = Number(process.env.BENCH_JOBS ?? 20);
-const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 50);
-const LINES = Number(process.env.BENCH_LINES ?? 20);
+/** `--shards`: one job over 20,000 objects, read in parts (SLUICE_SHARD_OBJECTS, 1,000) by 1 and 2 runners. */
+const SHARDS = process.argv.includes('--shards');
+const JOBS = Number(process.env.BENCH_JOBS ?? (SHARDS ? 1 : 20));
+const OBJECTS = Number(process.env.BENCH_OBJECTS ?? (SHARDS ? 20_000 : 50));
+const LINES = Number(process.env.BENCH_LINES ?? (SHARDS ? 1 : 20));
 const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 25);
-const RUNNERS = (process.env.BENCH_RUNNERS ?? '1,2,4').split(',').map(Number);
+const RUNNERS = (process.env.BENCH_RUNNERS ?? (SHARDS ? '1,2' : '1,2,4')).split(',').map(Number);
 const PASSWORD = 'bench-scale-password-1';
 // A service-account key in form only: the storage emulator does not check signatures.
 const KEY = JSON.stringify({
@@ -46,6 +53,7 @@ interface Measured {
   printed: number;
   duplicates: number;
   startupS: number;
+  ended: string;
 }
 
 async function measure(runners: number): Promise<Measured> {
@@ -131,6 +139,14 @@ async function measure(runners: number): Promise<Measured> {
       if (m) seen.set(`${m[1]}/${m[2]}/${m[3]}`, (seen.get(`${m[1]}/${m[2]}/${m[3]}`) ?? 0) + 1);
     }
     const printed = [...seen.values()].reduce((a, b) => a + b, 0);
+    // The runs' job-run-ended events: one per job, with the totals of its parts.
+    await new Promise((r) => setTimeout(r, 1_000));
+    const endedEvents = (
+      (await (await api('/api/events?type=job-run-ended&limit=1000')).json()) as {
+        events: { payload: { parts?: number; events?: number } }[];
+      }
+    ).events;
+    const ended = `${endedEvents.length} job-run-ended, parts ${endedEvents.map((e) => e.payload.parts ?? 0).reduce((a, b) => a + b, 0)}, events ${endedEvents.map((e) => e.payload.events ?? 0).reduce((a, b) => a + b, 0)}`;
     return {
       runners,
       seconds: (lastAt - t0) / 1000,
@@ -138,6 +154,7 @@ async function measure(runners: number): Promise<Measured> {
       printed,
       duplicates: printed - seen.size,
       startupS,
+      ended,
     };
   } finally {
     await stack.stop('SIGINT');
@@ -167,7 +184,7 @@ console.log(
 for (const r of results) {
   const ratio = (a: number, b: number | undefined) => (b ? ` (${(a / b).toFixed(2)} x 1 runner)` : '');
   console.log(
-    `  ${r.runners} runner(s): deploy -> last line ${r.seconds.toFixed(2)} s${ratio(r.seconds, one?.seconds)}, first -> last line ${r.runS.toFixed(2)} s${ratio(r.runS, one?.runS)}; printed ${r.printed} of ${JOBS * OBJECTS * LINES}, duplicates ${r.duplicates}; stack start ${r.startupS.toFixed(1)} s`,
+    `  ${r.runners} runner(s): deploy -> last line ${r.seconds.toFixed(2)} s${ratio(r.seconds, one?.seconds)}, first -> last line ${r.runS.toFixed(2)} s${ratio(r.runS, one?.runS)}; printed ${r.printed} of ${JOBS * OBJECTS * LINES}, duplicates ${r.duplicates}; ${r.ended}; stack start ${r.startupS.toFixed(1)} s`,
   );
 }
 process.exit(0);

@@ -40,7 +40,7 @@ export const TENANT_COLLECTIONS = [
 ] as const;
 
 /** Collections under `tenants/{tenant}/jobs/{job}`: a job's run state. */
-export const JOB_COLLECTIONS = ['fingerprints', 'watermarks', 'scheduled', 'leases'] as const;
+export const JOB_COLLECTIONS = ['fingerprints', 'watermarks', 'scheduled', 'leases', 'runs'] as const;
 
 /** Collections under `rate-limits/{scope}`. */
 export const RATE_LIMIT_COLLECTIONS = ['rate-limit-failures'] as const;
@@ -90,4 +90,9 @@ export function collectionGroup(db: Firestore, id: CollectionId) {
 /** The path of a job's lease document (scheduled/lease.ts takes paths). */
 export function leasePath(tenant: string, job: string): string {
   return `tenants/${tenant}/jobs/${job}/leases/scheduled`;
+}
+
+/** The lease of one part of a sharded run (functions/runs/shards.ts). */
+export function partLeasePath(tenant: string, job: string, part: string): string {
+  return `tenants/${tenant}/jobs/${job}/leases/part-${part}`;
 }

@@ -35,6 +35,11 @@ export interface AppConfig {
    */
   runLease: string;
   /**
+   * A `cloud` run that finds more objects to read than this reads that many and hands the
+   * rest to other runners, as many at a time (SLUICE_SHARD_OBJECTS).
+   */
+  shardObjects: number;
+  /**
    * How many proxies in front of us append to X-Forwarded-For and are trusted: 0 (the
    * local stack, nothing in front) ignores the header; 1 behind Google's load balancer,
    * which appends `<client>, <balancer>`. Whatever stands before those entries is forged.
@@ -56,6 +61,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     cloudRunBudget: env.SLUICE_CLOUD_RUN_BUDGET || '60s',
     tenantRunCap: wholeNumber('SLUICE_TENANT_RUN_CAP', env.SLUICE_TENANT_RUN_CAP, 4),
     runLease: env.SLUICE_RUN_LEASE || '15s',
+    shardObjects: wholeNumber('SLUICE_SHARD_OBJECTS', env.SLUICE_SHARD_OBJECTS, 1000),
     trustedProxyHops: proxyHops(env.SLUICE_TRUSTED_PROXY_HOPS),
   };
 }

@@ -137,9 +137,26 @@ export interface RunContext {
    * still passed through them by the runner.
    */
   actions?: ActionChain;
+  /** Set on the `cloud` worker, where a run may hand objects to other runners (see ShardControl). */
+  shards?: ShardControl;
   fingerprints: FingerprintStore;
   watermarks: WatermarkStore;
   report(report: RunReport): void;
+}
+
+/**
+ * How a run spreads a large listing over runners (the `cloud` worker, functions/runs/):
+ * a run that finds more than `threshold` objects to read reads that many itself and hands
+ * the rest, `threshold` at a time, to `request`; other runners read those parts at once,
+ * and the job's next run waits until they have. A run given a `part` reads exactly those
+ * objects.
+ */
+export interface ShardControl {
+  threshold: number;
+  /** Hands these objects (the input's own JSON description of each) to another runner. */
+  request(part: Record<string, unknown>[]): Promise<void>;
+  /** This run is a part: the objects to read. */
+  part?: Record<string, unknown>[];
 }
 
 export interface Input {

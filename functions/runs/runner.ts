@@ -13,6 +13,11 @@
  * - retry: the run failed. Pub/Sub delivers it again with back-off; the fifth failure sends it
  *   to the dead-letter topic, and `handleDeadRunRequest` reports `run-job-failure`.
  *
+ * A `gcs` run that finds more than `SLUICE_SHARD_OBJECTS` objects to read hands the rest
+ * to other runners as part requests (shards.ts); a part waits for a slot of its tenant
+ * rather than for the next tick, reads its objects under a lease of its own, and its
+ * counts go into its run's one `job-run-ended`.
+ *
  * Delivered twice at once, a request runs once: the second delivery finds the lease
  * taken. Delivered again after its run, it finds the job not due. A runner that dies
  * mid-run leaves its objects unfingerprinted and its lease expiring within `leaseMs`;
@@ -23,9 +28,11 @@
  *   answer.ack ? message.ack() : message.nack();
  */
 import { randomUUID } from 'node:crypto';
+import type { Firestore } from '@google-cloud/firestore';
 import { parseDuration } from '../../shared/duration.ts';
 import type { EventType } from '../../shared/events/vocabulary.ts';
 import type { RunRequest } from '../../shared/runs/run-request.ts';
+import { leasePath } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { ContextStore } from '../contexts/store.ts';
 import { appendEvent } from '../events/event-log.ts';
@@ -33,12 +40,21 @@ import { type Deployment, jobsCollection } from '../jobs/store.ts';
 import { inputFor } from '../runner/components.ts';
 import { EgressPolicy } from '../runner/egress/policy.ts';
 import { createPrintOutput } from '../runner/outputs/print/index.ts';
+import type { Redactor } from '../runner/redact.ts';
 import type { Output } from '../runner/types.ts';
-import { type JobTickOutcome, type JobTickResult, runScheduledTick } from '../scheduled/tick.ts';
+import { releaseLease } from '../scheduled/lease.ts';
+import {
+  type JobTickOutcome,
+  type JobTickResult,
+  runScheduledTick,
+  type ScheduledJob,
+} from '../scheduled/tick.ts';
 import { CLOUD_WORKER } from '../workers/registry.ts';
 import { renderCloudJob } from './cloud-job.ts';
 import { recordCloudState, recordNextDue, stateAfter } from './cloud-states.ts';
 import { requestHorizonMs, requestRuns } from './dispatch.ts';
+import { publishRunRequests } from './run-channel.ts';
+import { endPart, partsOwner, RunParts } from './shards.ts';
 import { freeRunSlot, renewRunSlot, takeRunSlot } from './tenant-slots.ts';
 
 export interface RunnerContext {
@@ -79,7 +95,13 @@ export async function handleRunRequest(
   // Held like the job's lease: renewed while the request is in hand, so a runner that
   // dies gives its tenant's slot back within a lease.
   const slot = { cap: deps.config.tenantRunCap, untilMs: Date.now() + leaseMs };
-  if (!(await takeRunSlot(db, tenant, run, slot))) {
+  const { part } = request;
+  // A part waits for a slot (its run holds the job meanwhile); a run waits for the next tick.
+  const slotTaken = part
+    ? await waitForRunSlot(db, tenant, run, { cap: slot.cap, leaseMs }, budgetMs)
+    : await takeRunSlot(db, tenant, run, slot);
+  if (!slotTaken) {
+    if (part) return { ack: false, outcome: 'tenant-at-cap' };
     await recordNextDue(db, tenant, job, version, undefined);
     return { ack: true, outcome: 'tenant-at-cap' };
   }
@@ -96,10 +118,25 @@ export async function handleRunRequest(
     }
     const egress = egressPolicyFor(deps.config.egressAllow);
     const deadlineMs = Date.now() + budgetMs + RUN_MARGIN_MS;
+    const threshold = deps.config.shardObjects;
+    const parts = part ? undefined : new RunParts(deps, db, { tenant, job, version }, threshold);
+    const scheduled: ScheduledJob = part
+      ? {
+          ...rendered.job,
+          partId: `${part.run}-${part.index}`,
+          shards: {
+            threshold,
+            part: part.objects,
+            request: () => Promise.reject(new Error('a part hands nothing over')),
+          },
+        }
+      : { ...rendered.job, shards: parts!.control };
+    /** A sharded run's `job-run-ended` comes once, with the totals of its parts (shards.ts). */
+    let ended: Record<string, unknown> | undefined;
     const [result] = await runScheduledTick(
       {
         db,
-        jobs: async () => [rendered.job],
+        jobs: async () => [scheduled],
         print: context.print ?? createPrintOutput(process.stdout),
         egress,
         inputFor: (scheduled) => inputFor(scheduled.definition, { egress }),
@@ -108,7 +145,16 @@ export async function handleRunRequest(
         async runStarting() {
           await recordCloudState(db, tenant, { job, state: 'running' });
         },
+        leaseAfterRun: () =>
+          parts && parts.count > 0
+            ? { owner: parts.leaseOwner, untilMs: Date.now() + requestHorizonMs(deps) }
+            : undefined,
         report(_job, report) {
+          if (part && report.type === 'job-run-started') return;
+          if (report.type === 'job-run-ended' && (part || (parts?.count ?? 0) > 0)) {
+            ended = report.payload as Record<string, unknown>;
+            return;
+          }
           void appendEvent(db, tenant, {
             type: report.type as EventType,
             source: 'job',
@@ -121,6 +167,22 @@ export async function handleRunRequest(
       { deadlineMs, marginMs: STOP_MARGIN_MS, runBudgetMs: budgetMs },
     );
     if (!result) return { ack: true, outcome: 'not-deployed' };
+    if (part) {
+      switch (result.outcome) {
+        case 'completed':
+          await endRunPart(deps, request, part.run, ended ?? {}, rendered.redact);
+          return { ack: true, outcome: result.outcome, result };
+        case 'stopped-at-budget':
+        case 'stopped-at-deadline':
+          // The rest of the part: its objects read so far are fingerprinted.
+          await publishRunRequests(await deps.clients.pubsub(), [{ ...request, requested_ms: Date.now() }]);
+          return { ack: true, outcome: result.outcome, result };
+        default:
+          return { ack: result.outcome !== 'failed', outcome: result.outcome, result };
+      }
+    }
+    if (parts && parts.count > 0)
+      await endRunPart(deps, request, parts.runId, ended ?? { failed: true }, rendered.redact);
     const state = stateAfter(result, rendered.runsOnce);
     if (state) await recordCloudState(db, tenant, state);
     switch (result.outcome) {
@@ -167,6 +229,9 @@ export async function handleDeadRunRequest(
   ) as Deployment | undefined;
   if (!deployment) return;
   const reason = deployment.error ?? 'the run failed';
+  // Its run's totals must not wait for it any more.
+  if (request.part)
+    await endRunPart(deps, request, request.part.run, { failed: true, failed_parts: 1 }, (v) => v);
   await appendEvent(db, request.tenant, {
     type: 'run-job-failure',
     source: 'worker',
@@ -179,6 +244,49 @@ export async function handleDeadRunRequest(
       attempts,
     },
   });
+}
+
+/**
+ * Adds a part's counts (or its run's own) to the run's; the last one reports the run's
+ * `job-run-ended` with the totals, gives the job's lease back and has the job looked at on
+ * the next tick.
+ */
+async function endRunPart(
+  deps: AppDeps,
+  request: RunRequest,
+  runId: string,
+  counts: Record<string, unknown>,
+  redact: Redactor,
+): Promise<void> {
+  const db = await deps.clients.firestore();
+  const totals = await endPart(db, request.tenant, request.job, runId, counts);
+  if (!totals) return;
+  await appendEvent(db, request.tenant, {
+    type: 'job-run-ended',
+    source: 'job',
+    worker: CLOUD_WORKER,
+    job: request.job,
+    payload: redact(totals),
+  });
+  await releaseLease(db, leasePath(request.tenant, request.job), partsOwner(runId));
+  await recordNextDue(db, request.tenant, request.job, undefined, undefined);
+}
+
+/** Waits up to `waitMs` for a slot of the tenant. */
+async function waitForRunSlot(
+  db: Firestore,
+  tenant: string,
+  owner: string,
+  slot: { cap: number; leaseMs: number },
+  waitMs: number,
+): Promise<boolean> {
+  const until = Date.now() + waitMs;
+  for (;;) {
+    if (await takeRunSlot(db, tenant, owner, { cap: slot.cap, untilMs: Date.now() + slot.leaseMs }))
+      return true;
+    if (Date.now() > until) return false;
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
 
 const policies = new Map<string, EgressPolicy>();

@@ -37,3 +37,18 @@ export async function releaseLease(db: Firestore, path: string, owner: string): 
     if (snapshot.exists && snapshot.get('owner') === owner) tx.delete(ref);
   });
 }
+
+/** Gives a lease we hold to another owner, until `untilMs`. */
+export async function handLease(
+  db: Firestore,
+  path: string,
+  owner: string,
+  to: { owner: string; untilMs: number },
+): Promise<void> {
+  const ref = db.doc(path);
+  await db.runTransaction(async (tx) => {
+    const snapshot = await tx.get(ref);
+    if (!snapshot.exists || snapshot.get('owner') !== owner) return;
+    tx.set(ref, { owner: to.owner, expires_at_ms: to.untilMs, acquired_at: new Date().toISOString() });
+  });
+}

@@ -30,7 +30,7 @@ import { parseDuration } from '../../shared/duration.ts';
 import type { JobDefinition } from '../../shared/job/index.ts';
 import { triggerOf } from '../../shared/job/schema.ts';
 import { afterTickRun, dueOnTick, nextDueMs, type TickState } from '../../shared/job/tick-schedule.ts';
-import { jobCollection, leasePath } from '../adapters/firestore-paths.ts';
+import { jobCollection, leasePath, partLeasePath } from '../adapters/firestore-paths.ts';
 import { withActions } from '../runner/actions/with-actions.ts';
 import { type BuiltOutput, inputFor, outputFor } from '../runner/components.ts';
 import type { EgressPolicy } from '../runner/egress/policy.ts';
@@ -45,15 +45,23 @@ import {
   type Output,
   type RunReport,
   type RunWindow,
+  type ShardControl,
   wasReported,
 } from '../runner/types.ts';
-import { acquireLease, releaseLease } from './lease.ts';
+import { acquireLease, handLease, releaseLease } from './lease.ts';
 
 export interface ScheduledJob {
   tenant: string;
   name: string;
   version?: number | string;
   definition: JobDefinition;
+  /** How the run may hand objects to other runners, or the part it reads (functions/runs/). */
+  shards?: ShardControl;
+  /**
+   * Set when the run is a part of another run: it reads the part under a lease of its own
+   * (parts go on side by side), is always due, and leaves the job's schedule state alone.
+   */
+  partId?: string;
 }
 
 export interface ScheduledDeps {
@@ -79,6 +87,11 @@ export interface ScheduledDeps {
    * of that, so a runner that dies frees its jobs this long after, whatever its deadline.
    */
   leaseMs?: number;
+  /**
+   * Called when a run ends: the lease goes to this owner until then instead of being
+   * released (a run whose parts other runners still read keeps its job from running again).
+   */
+  leaseAfterRun?(job: ScheduledJob): { owner: string; untilMs: number } | undefined;
   now?: () => number;
 }
 
@@ -182,7 +195,7 @@ async function runOne(
     return { ...base, outcome: 'skipped' };
   }
   const stateDoc = jobCollection(deps.db, job.tenant, job.name, 'scheduled').doc('state');
-  const path = leasePath(job.tenant, job.name);
+  const path = job.partId ? partLeasePath(job.tenant, job.name, job.partId) : leasePath(job.tenant, job.name);
   const leaseMs = deps.leaseMs ?? 15_000;
   const lease = await acquireLease(deps.db, path, { owner, untilMs: now() + leaseMs, nowMs: now() });
   if (!lease.acquired) return { ...base, outcome: 'leased-elsewhere', leaseExpiresMs: lease.expiresAtMs };
@@ -219,7 +232,7 @@ async function runOne(
         afterTickRun(trigger, state, { startedMs, endedMs: now(), offsetMs, version, completed: true }),
         { offsetMs, version, firstSeenMs: startedMs },
       );
-    if (!dueOnTick(trigger, state, { nowMs: startedMs, offsetMs, version })) {
+    if (!job.partId && !dueOnTick(trigger, state, { nowMs: startedMs, offsetMs, version })) {
       // The reference of a first interval or cron run: when a tick first saw the job.
       if (state.first_seen_ms === undefined)
         await stateDoc.set({ first_seen_ms: startedMs }, { merge: true });
@@ -245,6 +258,7 @@ async function runOne(
             watermarks,
             report,
             ...(window ? { window } : {}),
+            ...(job.shards ? { shards: job.shards } : {}),
             ...output.context,
           },
           output.deliver,
@@ -256,7 +270,8 @@ async function runOne(
       }
     };
     try {
-      if (spec?.window) await runDueWindows(spec.window, runOnce, triggerContext);
+      // A part's objects were chosen in its run's window already.
+      if (spec?.window && !job.partId) await runDueWindows(spec.window, runOnce, triggerContext);
       else await runOnce();
     } catch (err) {
       // An input stopped by the abort may throw (a cancelled request): that is a stop, not a failure.
@@ -266,10 +281,12 @@ async function runOne(
     }
     const completed = !controller.signal.aborted;
     const after = afterTickRun(trigger, state, { startedMs, endedMs: now(), offsetMs, version, completed });
-    await stateDoc.set(after, { merge: true });
+    if (!job.partId) await stateDoc.set(after, { merge: true });
     const ran = {
       ...base,
-      nextDueMs: nextDueMs(trigger, after, { offsetMs, version, firstSeenMs: startedMs }),
+      ...(job.partId
+        ? {}
+        : { nextDueMs: nextDueMs(trigger, after, { offsetMs, version, firstSeenMs: startedMs }) }),
     };
     if (completed) return { ...ran, outcome: 'completed' };
     if (stoppedBy() !== BUDGET) return { ...ran, outcome: 'stopped-at-deadline' };
@@ -287,12 +304,15 @@ async function runOne(
       ...base,
       outcome: 'failed',
       error: (err as Error).message,
-      ...(ifCompleted ? { nextDueMs: ifCompleted() } : {}),
+      ...(ifCompleted && !job.partId ? { nextDueMs: ifCompleted() } : {}),
     };
   } finally {
     clearTimeout(timer);
     clearInterval(renewal);
-    await releaseLease(deps.db, path, owner).catch(() => {});
+    const handOver = deps.leaseAfterRun?.(job);
+    await (handOver ? handLease(deps.db, path, owner, handOver) : releaseLease(deps.db, path, owner)).catch(
+      () => {},
+    );
   }
 }
 

@@ -18,10 +18,26 @@ export const RunRequestSchema = z
     version: z.number().int().nonnegative(),
     /** When the request was made (epoch ms). */
     requested_ms: z.number().int().nonnegative(),
-    /** `due`: the tick found it due; `continue`: the previous run stopped at its budget. */
-    reason: z.enum(['due', 'continue']),
+    /**
+     * `due`: the tick found it due; `continue`: the previous run stopped at its budget;
+     * `part`: a run handed these objects over (`part`).
+     */
+    reason: z.enum(['due', 'continue', 'part']),
+    part: z
+      .object({
+        /** The run that handed the objects over, and the part's number in it. */
+        run: z.string().min(1).max(64),
+        index: z.number().int().nonnegative(),
+        /** The objects, as the input described them. */
+        objects: z.array(z.record(z.string(), z.unknown())).min(1).max(10_000),
+      })
+      .strict()
+      .optional(),
   })
-  .strict();
+  .strict()
+  .refine((r) => (r.reason === 'part') === (r.part !== undefined), {
+    message: 'a part request (and only one) carries its part',
+  });
 
 export type RunRequest = z.infer<typeof RunRequestSchema>;
 

@@ -13,7 +13,14 @@
  */
 import type { Bucket, Storage } from '@google-cloud/storage';
 import type { GcsInput } from '../../../../shared/job/index.ts';
-import { type DeliveryUnit, type Input, markReported, type RunContext, type RunEvent } from '../../types.ts';
+import {
+  type DeliveryUnit,
+  type Input,
+  markReported,
+  type RunContext,
+  type RunEvent,
+  type ShardControl,
+} from '../../types.ts';
 import { type BatchFormat, eventObjects, jsonLines, jsonLinesWithActions } from './batches.ts';
 import { storageForCredentials } from './client.ts';
 import { type GcsPlan, planGcsInput } from './config.ts';
@@ -23,7 +30,7 @@ import { listingEvent } from './fields.ts';
 import { objectFilter } from './filter.ts';
 import { fingerprintKey } from './fingerprint-key.ts';
 import { InOrder } from './in-order.ts';
-import { listObjects, type ObjectMeta, toMeta } from './list.ts';
+import { listObjects, type ObjectMeta, PAGE_SIZE, toMeta } from './list.ts';
 import { listQueries, type TimeRange } from './list-range.ts';
 import { type Notice, notificationPages } from './notifications.ts';
 import { rangeReader } from './parquet.ts';
@@ -259,9 +266,15 @@ export async function runGcsInput(
   // Notified objects come one by one, usually small: more at once keeps up with uploads.
   const pool = new Pool(options.concurrency ?? (plan.notifications ? NOTIFIED_CONCURRENCY : 4));
   let warned = false;
+  const part = ctx.shards?.part as ObjectMeta[] | undefined;
+  const sharder =
+    ctx.shards && !part && plan.mode !== 'list-objects' && !plan.ordered && !plan.notifications
+      ? new Sharder(ctx.shards, stats)
+      : undefined;
   /** Filters a listed page and drops the objects already fingerprinted. */
   const freshOf = async (page: ObjectMeta[]): Promise<ObjectMeta[]> => {
-    stats.listed += page.length;
+    // A part's objects were listed (and counted) by the run that handed them over.
+    if (!part) stats.listed += page.length;
     if (!warned && plan.objectNames.length === 0 && stats.listed >= (options.largeListingWarning ?? 10_000)) {
       warned = true;
       ctx.report({
@@ -341,6 +354,7 @@ export async function runGcsInput(
         } else {
           for (const meta of fresh) {
             ctx.signal.throwIfAborted();
+            if (await sharder?.handOver(meta)) continue;
             await pool.run(async () => {
               await readObject(meta);
               if (streaming) flushSoon();
@@ -349,6 +363,7 @@ export async function runGcsInput(
           }
         }
       }
+      await sharder?.flush();
       await pool.drain();
       await Promise.all(waitingTurns);
       if (turnFailure) throw turnFailure.err;
@@ -385,7 +400,9 @@ export async function runGcsInput(
       notifications &&
       (notifications.backfill ||
         (await ctx.watermarks.get(ctx.job, BACKFILL_WATERMARK)) !== notifications.subscription);
-    if (!notifications || backfill) {
+    if (part) {
+      await readPages(pagesOf(part), false);
+    } else if (!notifications || backfill) {
       await readPages(prefetch(candidatePages(plan, bucket, policy, now, ctx, stats, reportError), 1), false);
       if (notifications) await ctx.watermarks.set(ctx.job, BACKFILL_WATERMARK, notifications.subscription);
     }
@@ -456,6 +473,44 @@ async function* candidatePages(
   const pattern = plan.timestamp.kind === 'object-name-pattern' ? plan.timestamp.pattern.source : undefined;
   const queries = listQueries(plan.objectNames, pattern, range);
   yield* listObjects(bucket, queries, policy, () => stats.list_requests++);
+}
+
+/**
+ * Hands objects to other runners once the run has `threshold` of its own: the first
+ * `threshold` fresh objects are read here, every further `threshold` become a part.
+ */
+class Sharder {
+  private kept = 0;
+  private pending: ObjectMeta[] = [];
+
+  constructor(
+    private readonly shards: ShardControl,
+    private readonly stats: RunStats,
+  ) {}
+
+  /** True when the object went to a part (not to be read here). */
+  async handOver(meta: ObjectMeta): Promise<boolean> {
+    if (this.kept < this.shards.threshold) {
+      this.kept++;
+      return false;
+    }
+    this.pending.push(meta);
+    if (this.pending.length >= this.shards.threshold) await this.flush();
+    return true;
+  }
+
+  async flush(): Promise<void> {
+    if (this.pending.length === 0) return;
+    const part = this.pending;
+    this.pending = [];
+    await this.shards.request(part as unknown as Record<string, unknown>[]);
+    this.stats.sharded_objects = (this.stats.sharded_objects ?? 0) + part.length;
+    this.stats.shards = (this.stats.shards ?? 0) + 1;
+  }
+}
+
+async function* pagesOf(objects: ObjectMeta[]): AsyncGenerator<ObjectMeta[]> {
+  for (let i = 0; i < objects.length; i += PAGE_SIZE) yield objects.slice(i, i + PAGE_SIZE);
 }
 
 /** Whether `object-names` (prefixes) covers a notified object; an empty list covers all. */

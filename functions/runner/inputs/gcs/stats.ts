@@ -17,6 +17,9 @@ export interface RunStats {
   fingerprinted: number;
   /** Notifications received (inputs with `notifications` only). */
   notifications?: number;
+  /** Objects handed to other runners, and in how many parts (a sharded run on `cloud` only). */
+  sharded_objects?: number;
+  shards?: number;
 }
 
 export function newRunStats(): RunStats {

@@ -1,0 +1,124 @@
+/**
+ * Issue 19: a `gcs` run on the `cloud` worker that finds more objects than
+ * SLUICE_SHARD_OBJECTS hands the rest to other runners as parts; its one `job-run-ended`
+ * reports the totals of all parts, and the job's next run reads nothing again.
+ */
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createPrintOutput } from '../../functions/runner/outputs/print/index.ts';
+import { dispatchDueRuns } from '../../functions/runs/dispatch.ts';
+import { startPullRunner } from '../../functions/runs/pull-runner.ts';
+import type { RunAnswer } from '../../functions/runs/runner.ts';
+import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
+import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
+import { json, jsonInit } from '../helpers/http.ts';
+import { until } from '../helpers/until.ts';
+
+const OBJECTS = 120;
+const LINES = 3;
+const KEY = JSON.stringify({
+  type: 'service_account',
+  project_id: 'p',
+  client_email: 'r@p.iam.gserviceaccount.com',
+  private_key:
+    '-----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEA\n-----END PRIVATE KEY-----\n',
+});
+
+let t: TestApp;
+let gcs: StorageEmulator;
+
+beforeAll(async () => {
+  t = await testApp();
+  gcs = await startStorageEmulator({ port: 0 });
+  process.env.STORAGE_EMULATOR_HOST = gcs.url;
+});
+afterAll(async () => {
+  await t.close();
+  await gcs.stop();
+});
+
+it('a large listing is read in parts by several runners; one job-run-ended has the totals', async () => {
+  const admin = bearer(await bootstrapTestAdmin(t));
+  const { Storage } = await import('@google-cloud/storage');
+  const storage = new Storage({ apiEndpoint: gcs.url, projectId: 'demo' });
+  await storage.createBucket('big');
+  await Promise.all(
+    Array.from({ length: OBJECTS }, (_, o) =>
+      storage
+        .bucket('big')
+        .file(`in/o-${String(o).padStart(3, '0')}.json`)
+        .save(`${Array.from({ length: LINES }, (_, l) => JSON.stringify({ o, l })).join('\n')}\n`, {
+          resumable: false,
+        }),
+    ),
+  );
+  const yaml = `name: big\ninput:\n  gcs:\n    bucket-name: big\n    credentials:\n      storage-url: gs://big\n      service-account:\n        key: '${KEY}'\n    object-names: ['in/']\n    fingerprinting: true\noutput:\n  print: {}\n`;
+  expect(
+    (
+      await t.request('/api/jobs/big', {
+        method: 'PUT',
+        headers: { ...admin, 'content-type': 'application/yaml' },
+        body: yaml,
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (await t.request('/api/jobs/big/deploy', jsonInit('POST', { workers: ['cloud'] }, admin))).status,
+  ).toBe(200);
+  t.deps.config.shardObjects = 25;
+  let text = '';
+  const print = createPrintOutput(
+    new Writable({
+      write(chunk, _encoding, done) {
+        text += chunk.toString();
+        done();
+      },
+    }),
+  );
+  const answers: RunAnswer[] = [];
+  const runners = await Promise.all(
+    ['r1', 'r2'].map((owner) =>
+      startPullRunner(t.deps, { owner, concurrency: 2, print, onAnswer: (a) => answers.push(a) }),
+    ),
+  );
+  const ended = async () =>
+    (await json(await t.request('/api/events?type=job-run-ended&job=big', { headers: admin }))).events as {
+      payload: Record<string, number>;
+    }[];
+  try {
+    gcs.resetStats();
+    await dispatchDueRuns(t.deps);
+    await until(async () => (await ended()).length > 0, 30_000, 'the run ended');
+    const lines = text.split('\n').filter(Boolean);
+    expect(lines).toHaveLength(OBJECTS * LINES);
+    expect(new Set(lines).size).toBe(OBJECTS * LINES);
+    // 25 read by the run, 95 in 4 parts (25, 25, 25, 20), each read by whichever runner took it.
+    await until(
+      () => answers.filter((a) => a.result?.outcome === 'completed').length === 5,
+      10_000,
+      'the run and its 4 parts answered',
+    );
+    const [run] = await ended();
+    expect(run!.payload).toMatchObject({
+      parts: 4,
+      shards: 4,
+      sharded_objects: 95,
+      listed: OBJECTS,
+      downloaded: OBJECTS,
+      fingerprinted: OBJECTS,
+      events: OBJECTS * LINES,
+      failed: false,
+    });
+    expect(gcs.stats().download).toBe(OBJECTS);
+    // Its parts done, the job is looked at again on the next tick: nothing new to read.
+    answers.length = 0;
+    const next = await dispatchDueRuns(t.deps);
+    expect(next.map((r) => r.job)).toEqual(['big']);
+    await until(() => answers.length === 1, 10_000, 'the next tick answered');
+    expect(answers[0]!.outcome).toBe('not-due');
+    expect(gcs.stats().download).toBe(OBJECTS);
+  } finally {
+    await Promise.all(runners.map((r) => r.stop()));
+  }
+});
