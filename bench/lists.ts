@@ -30,6 +30,13 @@ try {
   const now = new Date().toISOString();
   console.error(`writing ${WORKERS} workers and ${JOBS} jobs`);
   const writer = db.bulkWriter();
+  // Each worker's record holds the jobs deployed to it, as deploy keeps it (workers/deployed-jobs.ts).
+  const deployedTo = (j: number) => (j % 4 === 0 ? `w-${String(j % WORKERS).padStart(5, '0')}` : undefined);
+  const jobsOf = new Map<string, string[]>();
+  for (let j = 0; j < JOBS; j++) {
+    const worker = deployedTo(j);
+    if (worker) jobsOf.set(worker, [...(jobsOf.get(worker) ?? []), `job-${String(j).padStart(6, '0')}`]);
+  }
   for (let w = 0; w < WORKERS; w++) {
     const id = `w-${String(w).padStart(5, '0')}`;
     void writer.set(tenantCollection(db, 'default', 'workers').doc(id), {
@@ -38,6 +45,7 @@ try {
       key_hash: 'x',
       key_version: 1,
       created_at: now,
+      deployed_jobs: jobsOf.get(id) ?? [],
     });
   }
   const definition = JSON.stringify({
@@ -47,7 +55,7 @@ try {
   });
   for (let j = 0; j < JOBS; j++) {
     const name = `job-${String(j).padStart(6, '0')}`;
-    const deployed = j % 4 === 0 ? `w-${String(j % WORKERS).padStart(5, '0')}` : undefined;
+    const deployed = deployedTo(j);
     void writer.set(tenantCollection(db, 'default', 'jobs').doc(name), {
       name,
       version: 1,

@@ -40,6 +40,8 @@ export interface WorkerRecord {
   key_version: number;
   created_at: string;
   last_seen?: string;
+  /** The jobs deployed to it, kept by deploy and undeploy (workers/deployed-jobs.ts); absent on older records. */
+  deployed_jobs?: string[];
 }
 
 export interface EnrollmentSecretRecord {

@@ -27,6 +27,7 @@ import { appendEventIn, buildEvent } from '../events/event-log.ts';
 import { writeTriggerRoutes } from '../messaging/event-relay.ts';
 import { deliver, enqueueMessage, type OutboxEntry } from '../messaging/outbox.ts';
 import { SecretStore } from '../secrets/store.ts';
+import { noteDeployed, noteUndeployed, readWorkerRecords } from '../workers/deployed-jobs.ts';
 import { CLOUD_WORKER, unknownWorkers } from '../workers/registry.ts';
 import { renderForWorkers, renderingFailures, type WorkerRendering } from './render-for-worker.ts';
 import {
@@ -158,6 +159,7 @@ async function stageAndDeploy(deps: AppDeps, actor: Actor, name: string, add: st
     const current = (await tx.get(ref)).data() as JobRecord | undefined;
     if (!current) throw ApiError.notFound(`no job ${name}`);
     const missing = await unknownWorkers(db, tenant, add, tx);
+    const addedWorkers = await readWorkerRecords(tx, db, tenant, add);
     if (missing.length) {
       throw ApiError.invalid(
         `unknown worker(s): ${missing.join(', ')}`,
@@ -211,6 +213,7 @@ async function stageAndDeploy(deps: AppDeps, actor: Actor, name: string, add: st
     for (const worker of add)
       deployments[worker] = { state: 'pending', version: current.version, updated_at: now };
     tx.update(ref, { staged, deployments });
+    await noteDeployed(tx, addedWorkers, name);
     writeTriggerRoutes(tx, db, tenant, name, definition, Object.keys(deployments));
     appendEventIn(tx, db, tenant, {
       type: 'job-staged',
@@ -253,7 +256,9 @@ export async function undeployJob(
     const deployments = Object.fromEntries(
       Object.entries(current.deployments).filter(([w]) => !removed.includes(w)),
     );
+    const removedWorkers = await readWorkerRecords(tx, db, tenant, removed);
     tx.update(ref, { deployments });
+    await noteUndeployed(tx, removedWorkers, name);
     const staged = current.staged ? definitionOf(current.staged) : undefined;
     writeTriggerRoutes(tx, db, tenant, name, staged, Object.keys(deployments));
     const queued = removed.map((worker) => {

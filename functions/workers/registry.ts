@@ -28,6 +28,7 @@ import type {
 import { jobsCollection } from '../jobs/store.ts';
 import { deliver } from '../messaging/outbox.ts';
 import { deleteWorkerSubscription, ensureWorkerSubscription } from '../messaging/worker-channel.ts';
+import { indexDeployedJobs, jobsDeployedTo } from './deployed-jobs.ts';
 import { removeWorkerFromJobs } from './remove-deployments.ts';
 
 /** Built-in workers: `cloud` (the scheduled function) always, `local` in the local stack. */
@@ -69,7 +70,7 @@ function viewOf(
   };
 }
 
-/** Worker id → names of the jobs deployed to it, from one read of the tenant's jobs. */
+/** Worker id → names of the jobs deployed to it, from one read of the tenant's jobs (records without the index). */
 async function deployedJobs(deps: AppDeps, tenant: string): Promise<Map<string, string[]>> {
   const snap = await jobsCollection(await deps.clients.firestore(), tenant)
     .select('deployments')
@@ -81,6 +82,29 @@ async function deployedJobs(deps: AppDeps, tenant: string): Promise<Map<string, 
     }
   }
   return byWorker;
+}
+
+/**
+ * The jobs of each worker of a page: from their records' index, or (a record from before
+ * it) from the jobs, while the index is built for the tenant in the background.
+ */
+async function jobsOfWorkers(
+  deps: AppDeps,
+  tenant: string,
+  records: WorkerRecord[],
+  withCloud: boolean,
+): Promise<Map<string, string[]>> {
+  const db = await deps.clients.firestore();
+  if (records.some((r) => !Array.isArray(r.deployed_jobs))) {
+    void indexDeployedJobs(db, tenant).catch((err) =>
+      deps.logger.warn({ err, tenant }, "could not index the workers' deployed jobs"),
+    );
+    return deployedJobs(deps, tenant);
+  }
+  const jobs = new Map(records.map((r) => [r.id, [...r.deployed_jobs!].sort()]));
+  // `cloud` has no record of its own: its jobs come from one indexed query.
+  if (withCloud) jobs.set(CLOUD_WORKER, await jobsDeployedTo(db, tenant, CLOUD_WORKER));
+  return jobs;
 }
 
 /**
@@ -96,12 +120,13 @@ export async function listWorkers(
   const virtualCloud =
     request.after === undefined && !(await store.worker(tenant, CLOUD_WORKER).get()).exists;
   const limit = virtualCloud ? request.limit - 1 : request.limit;
-  const [records, jobs] = await Promise.all([
-    // A page of `cloud` alone still says whether records follow (they start after the key ['', '']).
-    store.list<WorkerRecord>(tenant, 'workers', { ...request, limit: Math.max(1, limit) }),
-    deployedJobs(deps, tenant),
-  ]);
+  // A page of `cloud` alone still says whether records follow (they start after the key ['', '']).
+  const records = await store.list<WorkerRecord>(tenant, 'workers', {
+    ...request,
+    limit: Math.max(1, limit),
+  });
   const listed = limit > 0 ? records.items : [];
+  const jobs = await jobsOfWorkers(deps, tenant, listed, virtualCloud);
   const next = limit > 0 ? records.next : records.items.length ? encodePageToken(['', '']) : undefined;
   const items = listed.map((r) => viewOf(deps, r, r.id, jobs.get(r.id)));
   if (virtualCloud) items.unshift(viewOf(deps, undefined, CLOUD_WORKER, jobs.get(CLOUD_WORKER)));
@@ -112,7 +137,8 @@ export async function getWorker(deps: AppDeps, tenant: string, id: string): Prom
   const store = await authServices(deps).store();
   const record = (await store.worker(tenant, id).get()).data() as WorkerRecord | undefined;
   if (!record && id !== CLOUD_WORKER) throw ApiError.notFound(`no worker ${id}`);
-  return viewOf(deps, record, id, (await deployedJobs(deps, tenant)).get(id));
+  const jobs = await jobsOfWorkers(deps, tenant, record ? [record] : [], !record);
+  return viewOf(deps, record, id, jobs.get(id));
 }
 
 /** An admin registers a worker: its record, key and message subscription. Returns the key (shown once). */
@@ -264,6 +290,7 @@ function writeWorker(
     generation: newGeneration(),
     key_version: 1,
     created_at: new Date().toISOString(),
+    deployed_jobs: [],
   };
   tx.create(store.worker(tenant, id), record);
   tx.create(store.keyIndex(keyHash), { kind: 'worker', tenant, id } satisfies KeyIndexEntry);

@@ -10,6 +10,7 @@ import { NEXT_PAGE_HEADER } from '../../shared/api/paging.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { json, jsonInit } from '../helpers/http.ts';
+import { until } from '../helpers/until.ts';
 
 let t: TestApp;
 let admin: Record<string, string>;
@@ -57,6 +58,9 @@ beforeAll(async () => {
     });
     await send('POST', '/api/tenants', { name: `tenant-${i}` });
   }
+  // ...deployed to a worker whose record is as old: no index of its deployed jobs.
+  const { FieldValue } = await import('@google-cloud/firestore');
+  await tenantCollection(db, 'default', 'workers').doc('w-2').update({ deployed_jobs: FieldValue.delete() });
 });
 afterAll(() => t.close());
 
@@ -124,9 +128,26 @@ describe('list paging', () => {
     );
     expect(undeploy.status).toBe(200);
     expect(await jobsOf('w-2')).toEqual(['legacy']);
+    // Listing a record without the index has it built: the list then reads workers only.
+    const db = await t.deps.clients.firestore();
+    const index = async () =>
+      (await tenantCollection(db, 'default', 'workers').doc('w-2').get()).get('deployed_jobs') as string[];
+    await until(async () => Array.isArray(await index()), 5_000, "w-2's index built");
+    expect(await index()).toEqual(['legacy']);
+    const deployAgain = await t.request(
+      '/api/jobs/job-1/deploy',
+      jsonInit('POST', { workers: ['w-2'] }, admin),
+    );
+    expect(deployAgain.status).toBe(200);
+    expect((await index()).sort()).toEqual(['job-1', 'legacy']);
+    const relisted = (await allPages('/api/workers', 2)).items as { id: string; jobs: string[] }[];
+    expect(relisted.find((w) => w.id === 'w-2')?.jobs).toEqual(['job-1', 'legacy']);
+    expect(relisted.find((w) => w.id === 'w-1')?.jobs).toEqual(['job-1']);
     const removed = await t.request('/api/workers/w-1', { method: 'DELETE', headers: admin });
     expect(removed.status).toBe(204);
-    expect((await get('/api/jobs/job-1')).body.deployments).toEqual([]);
+    expect((await get('/api/jobs/job-1')).body.deployments).toEqual([
+      expect.objectContaining({ worker: 'w-2' }),
+    ]);
   });
 
   it('refuses a token that is not one of ours and a limit out of range, changing nothing', async () => {
