@@ -41,6 +41,7 @@ export async function startRunners(
     SLUICE_CLOUD_RUN_BUDGET: config.cloudRunBudget,
     SLUICE_TENANT_RUN_CAP: String(config.tenantRunCap),
     SLUICE_RUN_LEASE: config.runLease,
+    SLUICE_SHARD_OBJECTS: String(config.shardObjects),
   };
   const running: (GuardedProcess | undefined)[] = new Array(count).fill(undefined);
   let stopping = false;

@@ -45,6 +45,7 @@ locals {
     SLUICE_EGRESS_ALLOW     = ""
     SLUICE_CLOUD_RUN_BUDGET = var.cloud_run_budget
     SLUICE_TENANT_RUN_CAP   = tostring(var.tenant_run_cap)
+    SLUICE_SHARD_OBJECTS    = tostring(var.shard_objects)
   }
 
   # The scheduled tick and the runner run as the runner identity (no storage role, no signing key).

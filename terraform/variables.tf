@@ -116,6 +116,12 @@ variable "tenant_run_cap" {
   default     = 4
 }
 
+variable "shard_objects" {
+  description = "A gcs run on the cloud worker that finds more objects to read than this reads that many and hands the rest, as many at a time, to other runner instances."
+  type        = number
+  default     = 1000
+}
+
 variable "runner_max_instances" {
   description = "Most runner function instances (the cloud worker's capacity: runs at once = this x runner_concurrency)."
   type        = number

@@ -293,7 +293,7 @@ async function runOne(
     report({
       type: 'job-errors',
       payload: {
-        reason: `the run took longer than its time budget of ${budgetMs} ms on the cloud worker and was stopped; it carries on at the next tick`,
+        reason: `the run took longer than its time budget of ${budgetMs} ms on the cloud worker and was stopped; its rest was requested again and carries on from where it stopped`,
         budget_ms: budgetMs,
       },
     });
