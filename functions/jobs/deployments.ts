@@ -92,17 +92,24 @@ export async function loadJob(deps: AppDeps, tenant: string, name: string): Prom
   return record;
 }
 
+/** What a page of jobs holds of each (its summary: staged has only its version). */
+export type JobListing = Pick<JobRecord, 'name' | 'version' | 'staged' | 'deployments' | 'updated_at'>;
+
 /** A page of the tenant's jobs, by name. */
 export async function listJobs(
   deps: AppDeps,
   tenant: string,
   request: PageRequest,
-): Promise<{ items: JobRecord[]; next?: string }> {
-  let query = jobsCollection(await deps.clients.firestore(), tenant).orderBy('name');
+): Promise<{ items: JobListing[]; next?: string }> {
+  // Only what a job's summary shows: a page of 1,000 full jobs (definitions, staged
+  // copies) is several megabytes to read and decode.
+  let query = jobsCollection(await deps.clients.firestore(), tenant)
+    .select('name', 'version', 'staged.version', 'deployments', 'updated_at')
+    .orderBy('name');
   if (request.after) query = query.startAfter(request.after[0]);
   const snap = await query.limit(request.limit + 1).get();
   return pageFrom(
-    snap.docs.map((d) => d.data() as JobRecord),
+    snap.docs.map((d) => d.data() as JobListing),
     request,
     (job) => [job.name],
   );

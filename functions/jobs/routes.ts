@@ -27,6 +27,7 @@ import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
 import {
   deployJob,
+  type JobListing,
   listJobs,
   loadJob,
   previewRendering,
@@ -296,13 +297,13 @@ async function readDefinition(
   return { definition: result.raw as Record<string, unknown>, yaml: new TextDecoder().decode(bytes) };
 }
 
-function deploymentsOf(record: JobRecord) {
+function deploymentsOf(record: Pick<JobRecord, 'deployments'>) {
   return Object.entries(record.deployments ?? {})
     .map(([worker, d]) => ({ worker, state: d.state, version: d.version, updated_at: d.updated_at }))
     .sort((a, b) => a.worker.localeCompare(b.worker));
 }
 
-function summary(record: JobRecord) {
+function summary(record: JobListing) {
   return {
     name: record.name,
     version: record.version,

@@ -72,7 +72,7 @@ export function stagedContext(staged: StagedJob): ContextMap {
 }
 
 /** `deployed` when any worker has it, else `staged` or `saved`. */
-export function jobState(record: JobRecord): 'deployed' | 'staged' | 'saved' {
+export function jobState(record: Pick<JobRecord, 'deployments' | 'staged'>): 'deployed' | 'staged' | 'saved' {
   if (Object.keys(record.deployments ?? {}).length > 0) return 'deployed';
   return record.staged ? 'staged' : 'saved';
 }

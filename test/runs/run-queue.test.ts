@@ -88,6 +88,32 @@ function printed(): { output: ReturnType<typeof createPrintOutput>; lines: () =>
 }
 
 describe('run requests', () => {
+  it.each([1, 2, 4])('%i runner(s): six jobs of ten objects, every line printed exactly once', async (n) => {
+    const bucket = `many-${n}`;
+    for (let j = 0; j < 6; j++) {
+      await putObjects(bucket, `j${j}/`, 10, 3);
+      await deploy(`${bucket}-${j}`, gcsYaml(`${bucket}-${j}`, bucket, `j${j}/`));
+    }
+    const out = printed();
+    const runners = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        startPullRunner(t.deps, { owner: `${bucket}-${i}`, concurrency: 1, print: out.output }),
+      ),
+    );
+    try {
+      await dispatchDueRuns(t.deps);
+      await until(() => out.lines().length >= 180, 30_000, 'every line printed');
+      await Promise.all(runners.map((r) => r.idle(300)));
+    } finally {
+      await Promise.all(runners.map((r) => r.stop()));
+    }
+    const lines = out.lines();
+    expect(lines).toHaveLength(180);
+    expect(new Set(lines).size).toBe(180);
+    for (let j = 0; j < 6; j++)
+      await t.request(`/api/jobs/${bucket}-${j}/undeploy`, jsonInit('POST', {}, admin));
+  });
+
   it('the same request delivered twice at once, to two runners, reads each object once', async () => {
     await putObjects('twice', 'job/', 30, 5);
     await deploy('twice', gcsYaml('twice', 'twice', 'job/'));
