@@ -18,6 +18,13 @@ const logger = createLogger(
   env.SLUICE_LOG_FORMAT === 'json' ? {} : { destination: readableLogStream(process.stderr) },
 );
 const deps: AppDeps = { config, clients: cloudClients({ projectId: config.projectId }), logger };
+// A process that runs for the stack's lifetime loads what runs need now, not on its first
+// request (the cloud's runner function keeps them lazy: its cold start matters more).
+await Promise.all([
+  import('@google-cloud/storage'),
+  import('../functions/runner/components.ts'),
+  deps.clients.firestore(),
+]);
 const runner = await startPullRunner(deps, {
   owner: `${hostname()}.${process.pid}`,
   concurrency: Number(env.SLUICE_RUNNER_CONCURRENCY ?? 4),

@@ -92,3 +92,11 @@ resource "google_pubsub_topic_iam_member" "run_dead_letter_publisher" {
   role   = "roles/pubsub.publisher"
   member = local.pubsub_agent
 }
+
+# The API requests a run when a job is deployed (or staged again) on `cloud`, so that it runs
+# at once rather than at the next tick. Publishing to this topic is all it may do here.
+resource "google_pubsub_topic_iam_member" "api_requests_runs" {
+  topic  = google_pubsub_topic.runs.name
+  role   = "roles/pubsub.publisher"
+  member = "serviceAccount:${google_service_account.api.email}"
+}

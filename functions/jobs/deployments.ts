@@ -26,6 +26,7 @@ import { ContextStore } from '../contexts/store.ts';
 import { appendEventIn, buildEvent } from '../events/event-log.ts';
 import { writeTriggerRoutes } from '../messaging/event-relay.ts';
 import { deliver, enqueueMessage, type OutboxEntry } from '../messaging/outbox.ts';
+import { requestRuns } from '../runs/dispatch.ts';
 import { SecretStore } from '../secrets/store.ts';
 import { noteDeployed, noteUndeployed, readWorkerRecords } from '../workers/deployed-jobs.ts';
 import { CLOUD_WORKER, unknownWorkers } from '../workers/registry.ts';
@@ -242,6 +243,12 @@ async function stageAndDeploy(deps: AppDeps, actor: Actor, name: string, add: st
     return { record: { ...current, staged, deployments }, outbox: queued };
   });
   await deliverAll(deps, outbox);
+  // On `cloud`, the new version runs now rather than at the next tick (a minute in the cloud).
+  if (hasOwn(record.deployments, CLOUD_WORKER)) {
+    await requestRuns(deps, [{ tenant, job: name, version: record.version }], 'due').catch((err) =>
+      deps.logger.warn({ err, job: name }, 'could not request a run on the cloud worker; the next tick will'),
+    );
+  }
   return record;
 }
 

@@ -30,8 +30,12 @@ export const RUN_ACK_DEADLINE_SECONDS = 10;
 
 const ensured = new WeakMap<PubSub, Promise<void>>();
 
-/** The topics and subscriptions (once per client). */
+/**
+ * The topics and subscriptions, on the emulator (once per client). In the cloud terraform
+ * made them, and the identities that publish and pull may not even read their settings.
+ */
 export function ensureRunChannel(pubsub: PubSub): Promise<void> {
+  if (!pubsub.isEmulator) return Promise.resolve();
   let done = ensured.get(pubsub);
   if (!done) {
     done = createRunChannel(pubsub);

@@ -114,6 +114,20 @@ describe('run requests', () => {
       await t.request(`/api/jobs/${bucket}-${j}/undeploy`, jsonInit('POST', {}, admin));
   });
 
+  it('a job deployed to cloud is requested at once: it runs without waiting for a tick', async () => {
+    await putObjects('at-once', 'x/', 2, 2);
+    const out = printed();
+    const runner = await startPullRunner(t.deps, { owner: 'at-once', concurrency: 1, print: out.output });
+    try {
+      await deploy('at-once', gcsYaml('at-once', 'at-once', 'x/'));
+      await until(() => out.lines().length === 4, 10_000, 'the deployed job ran');
+    } finally {
+      await runner.stop();
+    }
+    // The run recorded when it is due next: the tick has nothing to request.
+    expect(await dispatchDueRuns(t.deps)).toEqual([]);
+  });
+
   it('the same request delivered twice at once, to two runners, reads each object once', async () => {
     await putObjects('twice', 'job/', 30, 5);
     await deploy('twice', gcsYaml('twice', 'twice', 'job/'));
