@@ -9,7 +9,7 @@
  * deploy to the last line (target: 4 runners ≤ 0.4 × 1 runner), which includes the wait
  * for the next tick (every 5 s), and from the first line to the last (the runs alone).
  *
- * BENCH_LATENCY_MS (default 100) makes the storage emulator wait that long before each
+ * BENCH_LATENCY_MS (default 100; 25 with `--shards`) makes the storage emulator wait that long before each
  * request it answers, as a real bucket does (first byte of an object, a listing page):
  * runs then wait on storage, as they do in the cloud. With little latency the runners only
  * compete for this machine's two cores with the emulators (the Firestore emulator takes
@@ -35,7 +35,7 @@ const SHARDS = process.argv.includes('--shards');
 const JOBS = Number(process.env.BENCH_JOBS ?? (SHARDS ? 1 : 20));
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? (SHARDS ? 20_000 : 50));
 const LINES = Number(process.env.BENCH_LINES ?? (SHARDS ? 1 : 20));
-const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 100);
+const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? (SHARDS ? 25 : 100));
 const RUNNERS = (process.env.BENCH_RUNNERS ?? (SHARDS ? '1,2' : '1,2,4')).split(',').map(Number);
 const PASSWORD = 'bench-scale-password-1';
 // A service-account key in form only: the storage emulator does not check signatures.
