@@ -26,7 +26,6 @@ import { cloudDeps } from './http-function.ts';
 interface PushBody {
   message?: { data?: string; attributes?: Record<string, string>; messageId?: string };
   subscription?: string;
-  deliveryAttempt?: number;
 }
 
 /** Largest push body read: a run request is a few hundred bytes. */
@@ -51,10 +50,7 @@ export function runnerFunction(deps: AppDeps = cloudDeps()) {
         await handleDeadRunRequest(deps, parsed.request, count > 0 ? count : RUN_MAX_DELIVERY_ATTEMPTS);
         return reply(res, 204);
       }
-      const answer = await handleRunRequest(deps, parsed.request, {
-        owner,
-        ...(push?.deliveryAttempt ? { deliveryAttempt: push.deliveryAttempt } : {}),
-      });
+      const answer = await handleRunRequest(deps, parsed.request, { owner });
       reply(res, answer.ack ? 204 : 500);
     } catch (err) {
       deps.logger.error(

@@ -28,7 +28,7 @@ import {
 } from './run-channel.ts';
 import { handleDeadRunRequest, handleRunRequest, type RunAnswer, type RunnerContext } from './runner.ts';
 
-export interface PullRunnerOptions extends Omit<RunnerContext, 'deliveryAttempt'> {
+export interface PullRunnerOptions extends RunnerContext {
   concurrency?: number;
   /** Called with each request's answer (tests, benchmarks). */
   onAnswer?(answer: RunAnswer): void;
@@ -42,7 +42,6 @@ export interface PullRunner {
 
 interface Received {
   ackId?: string | null;
-  deliveryAttempt?: number | null;
   message?: { data?: Uint8Array | string | null; attributes?: Record<string, string> | null } | null;
 }
 
@@ -150,10 +149,7 @@ export async function startPullRunner(deps: AppDeps, options: PullRunnerOptions)
           deps.logger.warn({ error: parsed.error }, 'not a run request; dropped');
           return true;
         }
-        const answer = await handleRunRequest(deps, parsed.request, {
-          ...options,
-          ...(received.deliveryAttempt ? { deliveryAttempt: received.deliveryAttempt } : {}),
-        });
+        const answer = await handleRunRequest(deps, parsed.request, options);
         options.onAnswer?.(answer);
         return answer.ack;
       },

@@ -60,8 +60,6 @@ import { freeRunSlot, renewRunSlot, takeRunSlot } from './tenant-slots.ts';
 export interface RunnerContext {
   /** Names this runner (process or function instance) in leases and slots. */
   owner: string;
-  /** Pub/Sub's count of deliveries of this request, when known. */
-  deliveryAttempt?: number;
   /** Where `print` writes (default: standard output, Cloud Logging in the cloud). */
   print?: Output;
 }
@@ -167,49 +165,67 @@ export async function handleRunRequest(
       { deadlineMs, marginMs: STOP_MARGIN_MS, runBudgetMs: budgetMs },
     );
     if (!result) return { ack: true, outcome: 'not-deployed' };
-    if (part) {
-      switch (result.outcome) {
-        case 'completed':
-          await endRunPart(deps, request, part.run, ended ?? {}, rendered.redact);
-          return { ack: true, outcome: result.outcome, result };
-        case 'stopped-at-budget':
-        case 'stopped-at-deadline':
-          // The rest of the part: its objects read so far are fingerprinted.
-          await publishRunRequests(await deps.clients.pubsub(), [{ ...request, requested_ms: Date.now() }]);
-          return { ack: true, outcome: result.outcome, result };
-        default:
-          return { ack: result.outcome !== 'failed', outcome: result.outcome, result };
-      }
-    }
+    if (part) return await afterPart(deps, request, part.run, result, ended, rendered.redact);
     if (parts && parts.count > 0)
       await endRunPart(deps, request, parts.runId, ended ?? { failed: true }, rendered.redact);
     const state = stateAfter(result, rendered.runsOnce);
     if (state) await recordCloudState(db, tenant, state);
-    switch (result.outcome) {
-      case 'leased-elsewhere':
-        // Looked at again when that lease ends; the run holding it records its own next due time.
-        await recordNextDue(db, tenant, job, version, result.leaseExpiresMs);
-        return { ack: true, outcome: result.outcome, result };
-      case 'stopped-at-budget':
-      case 'stopped-at-deadline':
-        await requestRuns(deps, [{ tenant, job, version }], 'continue');
-        return { ack: true, outcome: result.outcome, result };
-      case 'failed':
-        await recordNextDue(
-          db,
-          tenant,
-          job,
-          version,
-          result.nextDueMs ?? Date.now() + requestHorizonMs(deps),
-        );
-        return { ack: false, outcome: result.outcome, result };
-      default:
-        await recordNextDue(db, tenant, job, version, result.nextDueMs);
-        return { ack: true, outcome: result.outcome, result };
-    }
+    return await afterRun(deps, request, version, result);
   } finally {
     clearInterval(renewal);
     await freeRunSlot(db, tenant, run).catch(() => {});
+  }
+}
+
+/** Records what a run leaves (its next due time, or its rest requested) and answers Pub/Sub. */
+async function afterRun(
+  deps: AppDeps,
+  { tenant, job }: RunRequest,
+  version: number,
+  result: JobTickResult,
+): Promise<RunAnswer> {
+  const db = await deps.clients.firestore();
+  const answer = { outcome: result.outcome, result };
+  switch (result.outcome) {
+    case 'leased-elsewhere':
+      // Looked at again when that lease ends; the run holding it records its own next due time.
+      await recordNextDue(db, tenant, job, version, result.leaseExpiresMs);
+      return { ack: true, ...answer };
+    case 'stopped-at-budget':
+    case 'stopped-at-deadline':
+      await requestRuns(deps, [{ tenant, job, version }], 'continue');
+      return { ack: true, ...answer };
+    case 'failed':
+      // Pub/Sub delivers it again; the job's schedule goes on meanwhile.
+      await recordNextDue(db, tenant, job, version, result.nextDueMs ?? Date.now() + requestHorizonMs(deps));
+      return { ack: false, ...answer };
+    default:
+      await recordNextDue(db, tenant, job, version, result.nextDueMs);
+      return { ack: true, ...answer };
+  }
+}
+
+/** A part read: its counts go to its run; stopped at its budget, its rest is requested again. */
+async function afterPart(
+  deps: AppDeps,
+  request: RunRequest,
+  runId: string,
+  result: JobTickResult,
+  ended: Record<string, unknown> | undefined,
+  redact: Redactor,
+): Promise<RunAnswer> {
+  const answer = { outcome: result.outcome, result };
+  switch (result.outcome) {
+    case 'completed':
+      await endRunPart(deps, request, runId, ended ?? {}, redact);
+      return { ack: true, ...answer };
+    case 'stopped-at-budget':
+    case 'stopped-at-deadline':
+      // The objects it read are fingerprinted: the same part again reads the rest.
+      await publishRunRequests(await deps.clients.pubsub(), [{ ...request, requested_ms: Date.now() }]);
+      return { ack: true, ...answer };
+    default:
+      return { ack: result.outcome !== 'failed', ...answer };
   }
 }
 
