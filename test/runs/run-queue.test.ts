@@ -21,16 +21,9 @@ import type { RunAnswer } from '../../functions/runs/runner.ts';
 import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin, tokenFor } from '../helpers/auth.ts';
+import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
 import { json, jsonInit } from '../helpers/http.ts';
 import { until } from '../helpers/until.ts';
-
-const KEY = JSON.stringify({
-  type: 'service_account',
-  project_id: 'tenant-project',
-  client_email: 'reader@tenant-project.iam.gserviceaccount.com',
-  private_key:
-    '-----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEA\n-----END PRIVATE KEY-----\n',
-});
 
 let t: TestApp;
 let admin: Record<string, string>;
@@ -47,22 +40,9 @@ afterAll(async () => {
   await gcs.stop();
 });
 
-async function deploy(name: string, yaml: string, headers = admin): Promise<void> {
-  const saved = await t.request(`/api/jobs/${name}`, {
-    method: 'PUT',
-    headers: { ...headers, 'content-type': 'application/yaml' },
-    body: yaml,
-  });
-  expect(saved.status, await saved.clone().text()).toBe(201);
-  const deployed = await t.request(
-    `/api/jobs/${name}/deploy`,
-    jsonInit('POST', { workers: ['cloud'] }, headers),
-  );
-  expect(deployed.status).toBe(200);
-}
+const deploy = (name: string, yaml: string, headers = admin) => deployToCloud(t, headers, name, yaml);
 
-const gcsYaml = (name: string, bucket: string, prefix: string) =>
-  `name: ${name}\ninput:\n  gcs:\n    bucket-name: ${bucket}\n    credentials:\n      storage-url: gs://${bucket}\n      service-account:\n        key: '${KEY}'\n    object-names: ['${prefix}']\n    fingerprinting: true\noutput:\n  print: {}\n`;
+const gcsYaml = cloudGcsYaml;
 
 async function putObjects(bucket: string, prefix: string, objects: number, lines: number): Promise<void> {
   const { Storage } = await import('@google-cloud/storage');

@@ -12,6 +12,7 @@ import { type Runners, startRunners } from '../../local/runners.ts';
 import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
+import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
 import { json, jsonInit } from '../helpers/http.ts';
 import { seededRandom, testSeed } from '../helpers/random.ts';
 import { until } from '../helpers/until.ts';
@@ -22,13 +23,6 @@ const LINES = 25;
 const KILLS = 10;
 /** Objects a run reads at once (the gcs input's default) times requests a runner takes at once. */
 const IN_FLIGHT_PER_KILL = 4 * 2;
-const KEY = JSON.stringify({
-  type: 'service_account',
-  project_id: 'p',
-  client_email: 'r@p.iam.gserviceaccount.com',
-  private_key:
-    '-----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEA\n-----END PRIVATE KEY-----\n',
-});
 
 let t: TestApp;
 let gcs: StorageEmulator;
@@ -57,18 +51,7 @@ it('runners killed with SIGKILL mid-run lose nothing; only objects in flight are
       const text = Array.from({ length: LINES }, (_, l) => JSON.stringify({ j, o, l })).join('\n');
       await storage.bucket('killed').file(`j${j}/o-${o}.json`).save(`${text}\n`, { resumable: false });
     }
-    const yaml = `name: killed-${j}\ninput:\n  gcs:\n    bucket-name: killed\n    credentials:\n      storage-url: gs://killed\n      service-account:\n        key: '${KEY}'\n    object-names: ['j${j}/']\n    fingerprinting: true\noutput:\n  print: {}\n`;
-    const saved = await t.request(`/api/jobs/killed-${j}`, {
-      method: 'PUT',
-      headers: { ...admin, 'content-type': 'application/yaml' },
-      body: yaml,
-    });
-    expect(saved.status).toBe(201);
-    const deployed = await t.request(
-      `/api/jobs/killed-${j}/deploy`,
-      jsonInit('POST', { workers: ['cloud'] }, admin),
-    );
-    expect(deployed.status).toBe(200);
+    await deployToCloud(t, admin, `killed-${j}`, cloudGcsYaml(`killed-${j}`, 'killed', `j${j}/`));
   }
   // Reads as slow as a real bucket's, so that runs are under way when the kills come.
   gcs.setFaults({ latencyMs: 80 });

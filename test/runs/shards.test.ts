@@ -12,18 +12,12 @@ import type { RunAnswer } from '../../functions/runs/runner.ts';
 import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
+import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
 import { json, jsonInit } from '../helpers/http.ts';
 import { until } from '../helpers/until.ts';
 
 const OBJECTS = 120;
 const LINES = 3;
-const KEY = JSON.stringify({
-  type: 'service_account',
-  project_id: 'p',
-  client_email: 'r@p.iam.gserviceaccount.com',
-  private_key:
-    '-----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEA\n-----END PRIVATE KEY-----\n',
-});
 
 let t: TestApp;
 let gcs: StorageEmulator;
@@ -53,19 +47,7 @@ it('a large listing is read in parts by several runners; one job-run-ended has t
         }),
     ),
   );
-  const yaml = `name: big\ninput:\n  gcs:\n    bucket-name: big\n    credentials:\n      storage-url: gs://big\n      service-account:\n        key: '${KEY}'\n    object-names: ['in/']\n    fingerprinting: true\noutput:\n  print: {}\n`;
-  expect(
-    (
-      await t.request('/api/jobs/big', {
-        method: 'PUT',
-        headers: { ...admin, 'content-type': 'application/yaml' },
-        body: yaml,
-      })
-    ).status,
-  ).toBe(201);
-  expect(
-    (await t.request('/api/jobs/big/deploy', jsonInit('POST', { workers: ['cloud'] }, admin))).status,
-  ).toBe(200);
+  await deployToCloud(t, admin, 'big', cloudGcsYaml('big', 'big', 'in/'));
   t.deps.config.shardObjects = 25;
   let text = '';
   const print = createPrintOutput(

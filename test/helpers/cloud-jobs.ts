@@ -1,0 +1,43 @@
+/**
+ * Jobs for the `cloud` worker in tests: a `gcs` job must bring a service-account key there
+ * (the storage emulator does not check it), and a job is saved and deployed through the API.
+ *
+ * @example
+ *   await deployToCloud(t, admin, 'orders', cloudGcsYaml('orders', 'bucket', 'in/'));
+ */
+import { expect } from 'vitest';
+import type { TestApp } from './app.ts';
+import { jsonInit } from './http.ts';
+
+/** A service-account key in form only. */
+export const FORM_ONLY_KEY = JSON.stringify({
+  type: 'service_account',
+  project_id: 'tenant-project',
+  client_email: 'reader@tenant-project.iam.gserviceaccount.com',
+  private_key:
+    '-----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEA\n-----END PRIVATE KEY-----\n',
+});
+
+/** A fingerprinting `gcs` job over `prefix` of `bucket`, printing its events. */
+export function cloudGcsYaml(name: string, bucket: string, prefix: string): string {
+  return `name: ${name}\ninput:\n  gcs:\n    bucket-name: ${bucket}\n    credentials:\n      storage-url: gs://${bucket}\n      service-account:\n        key: '${FORM_ONLY_KEY}'\n    object-names: ['${prefix}']\n    fingerprinting: true\noutput:\n  print: {}\n`;
+}
+
+export async function deployToCloud(
+  t: TestApp,
+  headers: Record<string, string>,
+  name: string,
+  yaml: string,
+): Promise<void> {
+  const saved = await t.request(`/api/jobs/${name}`, {
+    method: 'PUT',
+    headers: { ...headers, 'content-type': 'application/yaml' },
+    body: yaml,
+  });
+  expect(saved.status, await saved.clone().text()).toBe(201);
+  const deployed = await t.request(
+    `/api/jobs/${name}/deploy`,
+    jsonInit('POST', { workers: ['cloud'] }, headers),
+  );
+  expect(deployed.status).toBe(200);
+}
