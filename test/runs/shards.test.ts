@@ -13,7 +13,7 @@ import { type StorageEmulator, startStorageEmulator } from '../../local/storage-
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
-import { json, jsonInit } from '../helpers/http.ts';
+import { json } from '../helpers/http.ts';
 import { until } from '../helpers/until.ts';
 
 const OBJECTS = 120;
