@@ -8,6 +8,7 @@ import {
   checkCollections,
   checkFirebase,
   checkRoles,
+  checkRunQueue,
   checkTtl,
   findQueries,
   loadTerraform,
@@ -105,6 +106,22 @@ describe('check:deploy', () => {
     delete tf.resource.google_firestore_field!.rate_limit_failure_ttl;
     expect(checkTtl(tf).problems).toEqual([
       'no google_firestore_field with ttl_config on rate-limit-failures/expires_at',
+    ]);
+  });
+
+  it('refuses a run queue that does not reach the runner or has no dead letters', async () => {
+    const tf = await loadTerraform();
+    expect(checkRunQueue(tf).ok).toBe(true);
+    const runs = (tf.resource.google_pubsub_subscription as Record<string, Record<string, unknown>[]>)
+      .runs![0]!;
+    runs.push_config = [{ push_endpoint: 'https://example.com/' }];
+    runs.ack_deadline_seconds = 60;
+    delete runs.dead_letter_policy;
+    expect(checkRunQueue(tf).problems).toEqual([
+      'subscription sluice-runs-runner does not push to the runner function',
+      'subscription sluice-runs-runner pushes without an OIDC token',
+      "sluice-runs-runner: ack_deadline_seconds must be var.runner_timeout_seconds (the runner's answer comes at its end)",
+      'sluice-runs-runner has no dead-letter policy to the run dead-letter topic',
     ]);
   });
 

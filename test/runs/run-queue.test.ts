@@ -212,6 +212,31 @@ describe('run requests', () => {
     }
   });
 
+  it('the runner function answers a push that is no run request with 204 (nothing to retry) and runs nothing', async () => {
+    const handler = runnerFunction(t.deps);
+    const server = createServer((req, res) => void handler(req, res));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const data = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
+    try {
+      for (const body of [
+        'not json',
+        JSON.stringify({}),
+        JSON.stringify({ message: { data: data({ tenant: 'default', job: 'twice' }) } }),
+        JSON.stringify({ message: { data: 'bm90IGpzb24=' } }),
+      ]) {
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        });
+        expect(res.status, body).toBe(204);
+      }
+    } finally {
+      server.close();
+    }
+  });
+
   it('pushed by Pub/Sub to the runner function: a run that fails every time is retried, dead-lettered and reported once', async () => {
     await deploy('no-bucket', gcsYaml('no-bucket', 'no-such-bucket', 'x/'));
     const calls: string[] = [];
