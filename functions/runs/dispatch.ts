@@ -68,7 +68,7 @@ export async function requestRuns(
   const { FieldPath } = await import('@google-cloud/firestore');
   const field = new FieldPath('deployments', CLOUD_WORKER, 'next_due_ms');
   const horizon = nowMs + requestHorizonMs(deps);
-  // The continuation of a run reads its job here; the tick passes what it read.
+  // A run's continuation and a deploy read the job here; the tick passes what it read.
   const read = await Promise.all(
     jobs.map(async (job) => {
       if (job.updateTime) return job.updateTime;

@@ -275,7 +275,8 @@ async function endRunPart(
   redact: Redactor,
 ): Promise<void> {
   const db = await deps.clients.firestore();
-  const totals = await endPart(db, request.tenant, request.job, runId, counts);
+  const part = request.part?.run === runId ? request.part.index : 'run';
+  const totals = await endPart(db, request.tenant, request.job, runId, part, counts);
   if (!totals) return;
   await appendEvent(db, request.tenant, {
     type: 'job-run-ended',

@@ -13,7 +13,7 @@
  * @example
  *   const parts = new RunParts(deps, db, { tenant, job, version }, threshold);
  *   // ... the run, with parts.control ...
- *   const totals = await endPart(db, tenant, job, parts.runId, counts);
+ *   const totals = await endPart(db, tenant, job, parts.runId, 'run', counts);
  */
 import { randomUUID } from 'node:crypto';
 import type { Firestore } from '@google-cloud/firestore';
@@ -77,24 +77,27 @@ export function partsOwner(runId: string): string {
 }
 
 /**
- * Adds the counts of one part (or of the run itself) to its run's; returns the run's
- * totals when that was the last, else undefined.
+ * Adds the counts of one part (its index; the run itself is `run`) to its run's, once
+ * however often that part ends (a request delivered again after its part was read);
+ * returns the run's totals when that was the last, else undefined.
  */
 export async function endPart(
   db: Firestore,
   tenant: string,
   job: string,
   runId: string,
+  part: number | 'run',
   counts: Record<string, unknown>,
 ): Promise<Record<string, unknown> | undefined> {
   const ref = runDoc(db, tenant, job, runId);
   return db.runTransaction(async (tx) => {
     const snap = await tx.get(ref);
-    if (!snap.exists) return undefined;
+    const ended = (snap.get('ended') as string[] | undefined) ?? [];
+    if (!snap.exists || ended.includes(String(part))) return undefined;
     const pending = (snap.get('pending') as number) - 1;
     const totals = addCounts((snap.get('totals') as Record<string, unknown>) ?? {}, counts);
     if (pending > 0) {
-      tx.update(ref, { pending, totals });
+      tx.update(ref, { pending, totals, ended: [...ended, String(part)] });
       return undefined;
     }
     tx.delete(ref);

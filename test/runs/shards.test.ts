@@ -5,10 +5,12 @@
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { jobCollection } from '../../functions/adapters/firestore-paths.ts';
 import { createPrintOutput } from '../../functions/runner/outputs/print/index.ts';
 import { dispatchDueRuns } from '../../functions/runs/dispatch.ts';
 import { startPullRunner } from '../../functions/runs/pull-runner.ts';
 import type { RunAnswer } from '../../functions/runs/runner.ts';
+import { endPart } from '../../functions/runs/shards.ts';
 import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
@@ -103,4 +105,17 @@ it('a large listing is read in parts by several runners; one job-run-ended has t
   } finally {
     await Promise.all(runners.map((r) => r.stop()));
   }
+});
+
+it('a part that ends twice (its request delivered again after it was read) counts once', async () => {
+  const db = await t.deps.clients.firestore();
+  await jobCollection(db, 'default', 'twice-ended', 'runs')
+    .doc('r1')
+    .set({ pending: 3, parts: 2, started_ms: Date.now() });
+  const end = (part: number | 'run') => endPart(db, 'default', 'twice-ended', 'r1', part, { events: 10 });
+  expect(await end(0)).toBeUndefined();
+  expect(await end(0)).toBeUndefined();
+  expect(await end(1)).toBeUndefined();
+  expect(await end('run')).toMatchObject({ events: 30, parts: 2 });
+  expect((await jobCollection(db, 'default', 'twice-ended', 'runs').doc('r1').get()).exists).toBe(false);
 });
