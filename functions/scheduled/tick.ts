@@ -1,25 +1,22 @@
 /**
- * The scheduled runner: what the `cloud` worker does on every tick (Cloud Scheduler in
- * the cloud, a timer in the local stack). For each job deployed to `cloud` it takes the
- * job's Firestore lease, runs the job's input into its output, and stops cleanly before
- * `deadlineMs` (the function's time limit minus a margin): the run is aborted, objects
- * not completely delivered are not fingerprinted, and the next tick continues where
- * this one stopped.
+ * The scheduled runner: how the `cloud` worker runs a job it was asked to run (a runner
+ * of functions/runs/ calls it with the one job of a run request). For each job it is
+ * given it takes the job's Firestore lease (renewed while the run goes on), runs the job's
+ * input into its output if the job is due, and stops cleanly at the run's budget or before
+ * `deadlineMs`: the run is aborted, objects not completely delivered are not fingerprinted,
+ * and the next run continues where this one stopped.
  *
- * Which jobs are deployed is the deployments store's business: the caller passes
- * `jobs()` (rendered definitions); entries that are not usable are skipped with a
- * report, never a crash. Whether a job is due is `dueOnTick` (`shared/job/tick-schedule.ts`):
- * once per version without a trigger, `interval` and `cron` on their schedule with the
- * kept random offset, and at once to carry on a run the deadline cut short. A `window`
- * runs every complete window since the job's watermark (kept in Firestore), one after
- * the other, exactly as on a long-running worker.
+ * The caller passes `jobs()` (rendered definitions); entries that are not usable are
+ * skipped with a report, never a crash. Whether a job is due is `dueOnTick`
+ * (`shared/job/tick-schedule.ts`): once per version without a trigger, `interval` and
+ * `cron` on their schedule with the kept random offset, and at once to carry on a run that
+ * was cut short. A `window` runs every complete window since the job's watermark (kept in
+ * Firestore), one after the other, exactly as on a long-running worker. A part of a run
+ * (`partId`, functions/runs/shards.ts) is always due and leaves the schedule alone.
  *
- * One instance runs every tenant's jobs, so no tenant may hold the tick: jobs run in
- * turns across tenants (each tenant's first job, then each tenant's second, ...), and each
- * run has a budget, the smaller of `runBudgetMs` and the tenant's share of the tick (the
- * tick's time divided by the number of tenants). A run past its budget is stopped like one
- * cut short by the deadline (reported as `job-errors`, carried on at the next tick), so a
- * slow or hostile job delays another tenant's job by at most one budget.
+ * Given several jobs, it runs them in turns across tenants (each tenant's first job, then
+ * each tenant's second, ...), each with a budget: the smaller of `runBudgetMs` and the
+ * tenant's share of the time. A run past its budget is stopped (reported as `job-errors`).
  *
  * @example
  *   await runScheduledTick(deps, { deadlineMs: Date.now() + 50_000 });
