@@ -15,6 +15,7 @@ import type {
   RunEvent,
   RunReport,
   RunWindow,
+  ShardControl,
   WatermarkStore,
 } from '../../functions/runner/types.ts';
 import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
@@ -39,6 +40,8 @@ export interface RunOptions extends GcsInputOptions {
   deliver?: (events: RunEvent[]) => Promise<void>;
   /** Take delivery as JSON lines (as `print` does), parsed back into `events`. */
   asJsonLines?: boolean;
+  /** As the `cloud` worker's runners give it (functions/runs/shards.ts). */
+  shards?: ShardControl;
 }
 
 export interface RunResult {
@@ -79,6 +82,7 @@ export async function gcsTestEnv(bucket = 'test-bucket'): Promise<GcsTestEnv> {
           fingerprints: options.fingerprints ?? memoryFingerprints(),
           watermarks: options.watermarks ?? memoryWatermarks(),
           report: (r) => reports.push(r),
+          ...(options.shards ? { shards: options.shards } : {}),
           ...(options.asJsonLines
             ? {
                 deliverJsonLines: async (lines: JsonLines) => {

@@ -267,8 +267,10 @@ export async function runGcsInput(
   const pool = new Pool(options.concurrency ?? (plan.notifications ? NOTIFIED_CONCURRENCY : 4));
   let warned = false;
   const part = ctx.shards?.part as ObjectMeta[] | undefined;
+  // Not split: a window's watermark moves on when its run ends, which must not be before
+  // its objects are read; nor an ordered, a notified or a listing-only run.
   const sharder =
-    ctx.shards && !part && plan.mode !== 'list-objects' && !plan.ordered && !plan.notifications
+    ctx.shards && !part && !ctx.window && plan.mode !== 'list-objects' && !plan.ordered && !plan.notifications
       ? new Sharder(ctx.shards, stats)
       : undefined;
   /** Filters a listed page and drops the objects already fingerprinted. */
