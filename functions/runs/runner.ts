@@ -106,6 +106,14 @@ export async function handleRunRequest(
   const renewal = setInterval(() => {
     void renewRunSlot(db, tenant, run, Date.now() + leaseMs).catch(() => {});
   }, leaseMs / 3);
+  let slotFreed = false;
+  /** Before the rest of a run is requested: its own slot must not make it wait. */
+  const freeSlot = async () => {
+    if (slotFreed) return;
+    slotFreed = true;
+    clearInterval(renewal);
+    await freeRunSlot(db, tenant, run).catch(() => {});
+  };
   try {
     const rendered = await renderCloudJob(deps, db, new ContextStore(db), doc);
     if (!rendered.ok) {
@@ -164,6 +172,7 @@ export async function handleRunRequest(
       },
       { deadlineMs, marginMs: STOP_MARGIN_MS, runBudgetMs: budgetMs },
     );
+    await freeSlot();
     if (!result) return { ack: true, outcome: 'not-deployed' };
     if (part) return await afterPart(deps, request, part.run, result, ended, rendered.redact);
     if (parts && parts.count > 0)
@@ -172,8 +181,7 @@ export async function handleRunRequest(
     if (state) await recordCloudState(db, tenant, state);
     return await afterRun(deps, request, version, result);
   } finally {
-    clearInterval(renewal);
-    await freeRunSlot(db, tenant, run).catch(() => {});
+    await freeSlot();
   }
 }
 
