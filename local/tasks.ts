@@ -5,8 +5,10 @@
  */
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { collectionGroup } from '../functions/adapters/firestore-paths.ts';
 import type { AppDeps } from '../functions/app/deps.ts';
 import { bootstrapAdmin } from '../functions/identity/bootstrap.ts';
+import { ensureWorkerSubscription } from '../functions/messaging/worker-channel.ts';
 
 export { PERIODIC_TASKS, type PeriodicTask } from '../functions/scheduled/tasks.ts';
 
@@ -31,4 +33,26 @@ const bootstrapAdminTask: StartupTask = {
   },
 };
 
-export const STARTUP_TASKS: StartupTask[] = [bootstrapAdminTask];
+/**
+ * The Pub/Sub emulator keeps nothing across a restart, while the workers are kept in
+ * Firestore: each worker's message subscription is made again, or the local worker and
+ * every registered one would get no messages after `npm start` ran a second time.
+ */
+const workerSubscriptionsTask: StartupTask = {
+  name: 'worker subscriptions',
+  async run(deps) {
+    const workers = await collectionGroup(await deps.clients.firestore(), 'workers')
+      .select()
+      .get();
+    const pubsub = await deps.clients.pubsub();
+    for (let i = 0; i < workers.docs.length; i += 20)
+      await Promise.all(
+        workers.docs
+          .slice(i, i + 20)
+          .map((doc) => ensureWorkerSubscription(pubsub, doc.ref.parent.parent!.id, doc.id)),
+      );
+    return [];
+  },
+};
+
+export const STARTUP_TASKS: StartupTask[] = [bootstrapAdminTask, workerSubscriptionsTask];

@@ -35,6 +35,12 @@ describe('the local stack', () => {
         await fetch(`${first.url}/api/workers`, { headers: { authorization: `Bearer ${token}` } })
       ).json();
       expect(workers.map((w: { id: string }) => w.id)).toEqual(expect.arrayContaining(['cloud', 'local']));
+      const registered = await fetch(`${first.url}/api/workers`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ id: 'edge-1' }),
+      });
+      expect(registered.status).toBe(201);
     } finally {
       await first.stop();
     }
@@ -54,6 +60,10 @@ describe('the local stack', () => {
         await fetch(`${second.url}/api/contexts/global`, { headers: { authorization: `Bearer ${token}` } })
       ).json();
       expect(global).toEqual({ survives: 'restart' });
+      // The Pub/Sub emulator keeps nothing across a restart: every worker's channel is made again.
+      const pubsub = await second.deps.clients.pubsub();
+      for (const worker of ['local', 'edge-1'])
+        expect((await pubsub.subscription(`sluice-w.default.${worker}`).exists())[0], worker).toBe(true);
     } finally {
       await second.stop();
     }
