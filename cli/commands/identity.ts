@@ -1,6 +1,6 @@
 /** `sluice user ...`, `sluice api-key ...`, `sluice worker create|ls|get|rm|rotate-key|enroll`. */
 import { CliError } from '../exit-codes.ts';
-import { LIMIT_OPTION, listAll } from '../list-pages.ts';
+import { addListCommand } from '../list-pages.ts';
 import { printResult } from '../output.ts';
 import { readSecretFromStdin } from '../stdin-secret.ts';
 import type { CommandGroup } from './index.ts';
@@ -52,17 +52,11 @@ export const identityCommands: CommandGroup = (program, wrap) => {
         printResult(ctx.io, created, ctx.globals.output);
       }),
     );
-  user
-    .command('ls')
-    .description('List users')
-    .option(...LIMIT_OPTION)
-    .action(
-      wrap(async (ctx, opts) =>
-        printResult(ctx.io, await listAll(ctx, '/api/users', opts), ctx.globals.output, {
-          columns: ['username', 'role', 'tenant'],
-        }),
-      ),
-    );
+  addListCommand(user, wrap, {
+    path: '/api/users',
+    columns: ['username', 'role', 'tenant'],
+    description: 'List users',
+  });
   user
     .command('rm')
     .argument('<username>')
@@ -110,16 +104,10 @@ export const identityCommands: CommandGroup = (program, wrap) => {
         ctx.io.stderr('store the key now: it is not shown again\n');
       }),
     );
-  apiKey
-    .command('ls')
-    .option(...LIMIT_OPTION)
-    .action(
-      wrap(async (ctx, opts) =>
-        printResult(ctx.io, await listAll(ctx, '/api/api-keys', opts), ctx.globals.output, {
-          columns: ['id', 'name', 'role', 'created_at', 'expires_at'],
-        }),
-      ),
-    );
+  addListCommand(apiKey, wrap, {
+    path: '/api/api-keys',
+    columns: ['id', 'name', 'role', 'created_at', 'expires_at'],
+  });
   apiKey
     .command('rm')
     .argument('<id>')
@@ -145,16 +133,10 @@ export const identityCommands: CommandGroup = (program, wrap) => {
         ctx.io.stderr('store the key now: it is not shown again (run the worker with SLUICE_WORKER_KEY)\n');
       }),
     );
-  worker
-    .command('ls')
-    .option(...LIMIT_OPTION)
-    .action(
-      wrap(async (ctx, opts) =>
-        printResult(ctx.io, await listAll(ctx, '/api/workers', opts), ctx.globals.output, {
-          columns: ['id', 'state', 'last_seen', 'jobs', 'labels'],
-        }),
-      ),
-    );
+  addListCommand(worker, wrap, {
+    path: '/api/workers',
+    columns: ['id', 'state', 'last_seen', 'jobs', 'labels'],
+  });
   worker
     .command('get')
     .argument('<id>')

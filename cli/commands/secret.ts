@@ -1,8 +1,7 @@
 /** `sluice secret set SCOPE/NAME --value-stdin`, `ls`, `rm` (admin). Values come from stdin only. */
 import { Option } from 'commander';
 import { CliError } from '../exit-codes.ts';
-import { LIMIT_OPTION, listAll } from '../list-pages.ts';
-import { printResult } from '../output.ts';
+import { addListCommand } from '../list-pages.ts';
 import { readSecretFromStdin } from '../stdin-secret.ts';
 import type { CommandGroup } from './index.ts';
 
@@ -29,17 +28,11 @@ export const secretCommands: CommandGroup = (program, wrap) => {
         ctx.io.stderr(`stored secret ${ref}\n`);
       }),
     );
-  secret
-    .command('ls')
-    .description('List secrets (names and times, never values)')
-    .option(...LIMIT_OPTION)
-    .action(
-      wrap(async (ctx, opts) =>
-        printResult(ctx.io, await listAll(ctx, '/api/secrets', opts), ctx.globals.output, {
-          columns: ['scope', 'name', 'updated_at'],
-        }),
-      ),
-    );
+  addListCommand(secret, wrap, {
+    path: '/api/secrets',
+    columns: ['scope', 'name', 'updated_at'],
+    description: 'List secrets (names and times, never values)',
+  });
   secret
     .command('rm')
     .argument('<scope/name>')

@@ -1,7 +1,6 @@
 /** `sluice variable set NAME VALUE`, `ls`, `rm` (admin): the `${dyn|NAME}` store. */
 
-import { LIMIT_OPTION, listAll } from '../list-pages.ts';
-import { printResult } from '../output.ts';
+import { addListCommand } from '../list-pages.ts';
 import type { CommandGroup } from './index.ts';
 
 export const variableCommands: CommandGroup = (program, wrap) => {
@@ -21,16 +20,7 @@ export const variableCommands: CommandGroup = (program, wrap) => {
         ctx.io.stderr(`set variable ${name}\n`);
       }),
     );
-  variable
-    .command('ls')
-    .option(...LIMIT_OPTION)
-    .action(
-      wrap(async (ctx, opts) =>
-        printResult(ctx.io, await listAll(ctx, '/api/variables', opts), ctx.globals.output, {
-          columns: ['name', 'value', 'updated_at'],
-        }),
-      ),
-    );
+  addListCommand(variable, wrap, { path: '/api/variables', columns: ['name', 'value', 'updated_at'] });
   variable
     .command('rm')
     .argument('<name>')
