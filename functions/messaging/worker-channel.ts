@@ -12,6 +12,7 @@
  *   await publishToWorkers(pubsub, { tenant: 'acme', worker: 'w1' }, event);
  */
 import type { PubSub } from '@google-cloud/pubsub';
+import { ensureSubscription, ensureTopic } from '../adapters/pubsub-resources.ts';
 
 export const WORKER_TOPIC = 'sluice-worker-messages';
 /** Where a message goes that a worker failed to acknowledge MAX_DELIVERY_ATTEMPTS times (terraform/pubsub.tf). */
@@ -49,10 +50,7 @@ export function audienceAttributes(audience: Audience): Record<string, string> {
 
 /** The worker topic and its dead-letter topic (terraform creates both in the cloud; the emulator starts empty). */
 export async function ensureWorkerTopic(pubsub: PubSub): Promise<void> {
-  for (const name of [WORKER_TOPIC, DEAD_LETTER_TOPIC]) {
-    const [exists] = await pubsub.topic(name).exists();
-    if (!exists) await createIgnoringExists(() => pubsub.createTopic(name));
-  }
+  for (const name of [WORKER_TOPIC, DEAD_LETTER_TOPIC]) await ensureTopic(pubsub, name);
 }
 
 export async function ensureWorkerSubscription(
@@ -61,21 +59,16 @@ export async function ensureWorkerSubscription(
   workerId: string,
 ): Promise<void> {
   await ensureWorkerTopic(pubsub);
-  const name = workerSubscriptionName(tenant, workerId);
-  const [exists] = await pubsub.subscription(name).exists();
-  if (exists) return;
-  await createIgnoringExists(() =>
-    pubsub.topic(WORKER_TOPIC).createSubscription(name, {
-      filter: subscriptionFilter(tenant, workerId),
-      ackDeadlineSeconds: 30,
-      messageRetentionDuration: { seconds: 7 * 24 * 3600 },
-      expirationPolicy: {},
-      deadLetterPolicy: {
-        deadLetterTopic: pubsub.topic(DEAD_LETTER_TOPIC).name,
-        maxDeliveryAttempts: MAX_DELIVERY_ATTEMPTS,
-      },
-    }),
-  );
+  await ensureSubscription(pubsub, WORKER_TOPIC, workerSubscriptionName(tenant, workerId), {
+    filter: subscriptionFilter(tenant, workerId),
+    ackDeadlineSeconds: 30,
+    messageRetentionDuration: { seconds: 7 * 24 * 3600 },
+    expirationPolicy: {},
+    deadLetterPolicy: {
+      deadLetterTopic: pubsub.topic(DEAD_LETTER_TOPIC).name,
+      maxDeliveryAttempts: MAX_DELIVERY_ATTEMPTS,
+    },
+  });
 }
 
 export async function deleteWorkerSubscription(
@@ -95,12 +88,4 @@ export async function publishToWorkers(pubsub: PubSub, audience: Audience, messa
   return await pubsub
     .topic(WORKER_TOPIC)
     .publishMessage({ json: message, attributes: audienceAttributes(audience) });
-}
-
-async function createIgnoringExists(create: () => Promise<unknown>): Promise<void> {
-  try {
-    await create();
-  } catch (err) {
-    if ((err as { code?: number }).code !== 6) throw err; // ALREADY_EXISTS: a concurrent creator won
-  }
 }

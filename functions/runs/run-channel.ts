@@ -13,6 +13,7 @@
  */
 import type { PubSub } from '@google-cloud/pubsub';
 import type { RunRequest } from '../../shared/runs/run-request.ts';
+import { ensureSubscription, ensureTopic } from '../adapters/pubsub-resources.ts';
 
 export const RUN_TOPIC = 'sluice-runs';
 export const RUN_SUBSCRIPTION = 'sluice-runs-runner';
@@ -29,6 +30,9 @@ export const RUN_MAX_DELIVERY_ATTEMPTS = 5;
 export const RUN_ACK_DEADLINE_SECONDS = 10;
 
 const ensured = new WeakMap<PubSub, Promise<void>>();
+
+/** How the runners' subscriptions are made on the emulator (pulled; they never expire). */
+const PULLED = { ackDeadlineSeconds: RUN_ACK_DEADLINE_SECONDS, expirationPolicy: {} };
 
 /**
  * The topics and subscriptions, on the emulator (once per client). In the cloud terraform
@@ -48,8 +52,9 @@ export function ensureRunChannel(pubsub: PubSub): Promise<void> {
 async function createRunChannel(pubsub: PubSub): Promise<void> {
   await Promise.all([RUN_TOPIC, RUN_DEAD_LETTER_TOPIC].map((name) => ensureTopic(pubsub, name)));
   await Promise.all([
-    ensureSubscription(pubsub, RUN_DEAD_LETTER_TOPIC, RUN_DEAD_LETTER_SUBSCRIPTION, {}),
+    ensureSubscription(pubsub, RUN_DEAD_LETTER_TOPIC, RUN_DEAD_LETTER_SUBSCRIPTION, PULLED),
     ensureSubscription(pubsub, RUN_TOPIC, RUN_SUBSCRIPTION, {
+      ...PULLED,
       deadLetterPolicy: {
         deadLetterTopic: pubsub.topic(RUN_DEAD_LETTER_TOPIC).name,
         maxDeliveryAttempts: RUN_MAX_DELIVERY_ATTEMPTS,
@@ -67,34 +72,4 @@ export async function publishRunRequests(pubsub: PubSub, requests: RunRequest[])
       topic.publishMessage({ json: request, attributes: { tenant: request.tenant, job: request.job } }),
     ),
   );
-}
-
-async function ensureTopic(pubsub: PubSub, name: string): Promise<void> {
-  const [exists] = await pubsub.topic(name).exists();
-  if (!exists) await ignoringExists(() => pubsub.createTopic(name));
-}
-
-async function ensureSubscription(
-  pubsub: PubSub,
-  topic: string,
-  name: string,
-  options: { deadLetterPolicy?: { deadLetterTopic: string; maxDeliveryAttempts: number } },
-): Promise<void> {
-  const [exists] = await pubsub.subscription(name).exists();
-  if (exists) return;
-  await ignoringExists(() =>
-    pubsub.topic(topic).createSubscription(name, {
-      ackDeadlineSeconds: RUN_ACK_DEADLINE_SECONDS,
-      expirationPolicy: {},
-      ...options,
-    }),
-  );
-}
-
-async function ignoringExists(create: () => Promise<unknown>): Promise<void> {
-  try {
-    await create();
-  } catch (err) {
-    if ((err as { code?: number }).code !== 6) throw err; // ALREADY_EXISTS: a concurrent creator won
-  }
 }
