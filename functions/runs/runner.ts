@@ -46,7 +46,7 @@ import { releaseLease } from '../scheduled/lease.ts';
 import {
   type JobTickOutcome,
   type JobTickResult,
-  runScheduledTick,
+  runScheduledJob,
   type ScheduledJob,
 } from '../scheduled/tick.ts';
 import { CLOUD_WORKER } from '../workers/registry.ts';
@@ -139,10 +139,9 @@ export async function handleRunRequest(
       : { ...rendered.job, shards: parts!.control };
     /** A sharded run's `job-run-ended` comes once, with the totals of its parts (shards.ts). */
     let ended: Record<string, unknown> | undefined;
-    const [result] = await runScheduledTick(
+    const result = await runScheduledJob(
       {
         db,
-        jobs: async () => [scheduled],
         print: context.print ?? createPrintOutput(process.stdout),
         egress,
         inputFor: (scheduled) => inputFor(scheduled.definition, { egress }),
@@ -170,10 +169,10 @@ export async function handleRunRequest(
           }).catch((err) => deps.logger.warn({ err }, 'could not record a run event'));
         },
       },
+      scheduled,
       { deadlineMs, marginMs: STOP_MARGIN_MS, runBudgetMs: budgetMs },
     );
     await freeSlot();
-    if (!result) return { ack: true, outcome: 'not-deployed' };
     if (part) return await afterPart(deps, request, part.run, result, ended, rendered.redact);
     if (parts && parts.count > 0)
       await endRunPart(deps, request, parts.runId, ended ?? { failed: true }, rendered.redact);

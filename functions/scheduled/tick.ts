@@ -1,25 +1,21 @@
 /**
  * The scheduled runner: how the `cloud` worker runs a job it was asked to run (a runner
- * of functions/runs/ calls it with the one job of a run request). For each job it is
- * given it takes the job's Firestore lease (renewed while the run goes on), runs the job's
- * input into its output if the job is due, and stops cleanly at the run's budget or before
- * `deadlineMs`: the run is aborted, objects not completely delivered are not fingerprinted,
+ * of functions/runs/ calls it with the job of a run request). It takes the job's Firestore
+ * lease (renewed while the run goes on), runs the job's input into its output if the job
+ * is due, and stops cleanly at the run's budget or before `deadlineMs`: the run is aborted, objects not completely delivered are not fingerprinted,
  * and the next run continues where this one stopped.
  *
- * The caller passes `jobs()` (rendered definitions); entries that are not usable are
- * skipped with a report, never a crash. Whether a job is due is `dueOnTick`
+ * The caller passes the rendered job; one that is not usable is skipped with a report,
+ * never a crash. Whether a job is due is `dueOnTick`
  * (`shared/job/tick-schedule.ts`): once per version without a trigger, `interval` and
  * `cron` on their schedule with the kept random offset, and at once to carry on a run that
  * was cut short. A `window` runs every complete window since the job's watermark (kept in
  * Firestore), one after the other, exactly as on a long-running worker. A part of a run
- * (`partId`, functions/runs/shards.ts) is always due and leaves the schedule alone.
- *
- * Given several jobs, it runs them in turns across tenants (each tenant's first job, then
- * each tenant's second, ...), each with a budget: the smaller of `runBudgetMs` and the
- * tenant's share of the time. A run past its budget is stopped (reported as `job-errors`).
+ * (`partId`, functions/runs/shards.ts) is always due and leaves the schedule alone. A run
+ * past its budget is stopped (reported as `job-errors`).
  *
  * @example
- *   await runScheduledTick(deps, { deadlineMs: Date.now() + 50_000 });
+ *   const result = await runScheduledJob(deps, job, { deadlineMs: Date.now() + 50_000, runBudgetMs: 60_000 });
  */
 import { randomUUID } from 'node:crypto';
 import type { Firestore } from '@google-cloud/firestore';
@@ -63,8 +59,6 @@ export interface ScheduledJob {
 
 export interface ScheduledDeps {
   db: Firestore;
-  /** The rendered jobs deployed to the `cloud` worker. */
-  jobs(): Promise<ScheduledJob[]>;
   /** The job's output; when absent or undefined, it is built from the job's kind (components.ts). */
   outputFor?(job: ScheduledJob): Output | undefined;
   /** Where `print` writes (default: standard output, Cloud Logging in the cloud). */
@@ -97,7 +91,7 @@ export interface TickOptions {
   deadlineMs: number;
   /** Stop runs this long before the deadline, to release leases and flush. Default 2 s. */
   marginMs?: number;
-  /** Longest one run may take (it is also held to its tenant's share of the tick). Default: no limit of its own. */
+  /** Longest the run may take. Default: until the deadline. */
   runBudgetMs?: number;
 }
 
@@ -126,51 +120,16 @@ export interface JobTickResult {
   leaseExpiresMs?: number;
 }
 
-export async function runScheduledTick(deps: ScheduledDeps, options: TickOptions): Promise<JobTickResult[]> {
+export async function runScheduledJob(
+  deps: ScheduledDeps,
+  job: ScheduledJob,
+  options: TickOptions,
+): Promise<JobTickResult> {
   const now = deps.now ?? Date.now;
-  const owner = deps.owner ?? `tick-${randomUUID()}`;
+  const owner = deps.owner ?? `run-${randomUUID()}`;
   const stopAt = options.deadlineMs - (options.marginMs ?? 2_000);
-  const results: JobTickResult[] = [];
-  let jobs: ScheduledJob[];
-  try {
-    jobs = await deps.jobs();
-  } catch (err) {
-    return [
-      { tenant: '', job: '', outcome: 'failed', error: `cannot read deployments: ${(err as Error).message}` },
-    ];
-  }
-  const turns = inTurnsAcrossTenants(jobs);
-  const budgetMs = runBudget(stopAt - now(), turns.tenants, options.runBudgetMs);
-  for (const job of turns.jobs) {
-    // One job at least, even when reading the jobs took the time: else a tick that took
-    // long to read its jobs would run none, and the next the same.
-    if (results.length > 0 && now() >= stopAt) break;
-    results.push(await runOne(deps, job, owner, { stopAt, budgetMs }, now));
-  }
-  return results;
-}
-
-/** Each tenant's first job, then each tenant's second, and so on; tenants in order of first appearance. */
-export function inTurnsAcrossTenants(jobs: ScheduledJob[]): { jobs: ScheduledJob[]; tenants: number } {
-  const byTenant = new Map<string, ScheduledJob[]>();
-  for (const job of jobs) {
-    const tenant = String(job?.tenant ?? '');
-    const queue = byTenant.get(tenant);
-    if (queue) queue.push(job);
-    else byTenant.set(tenant, [job]);
-  }
-  const queues = [...byTenant.values()];
-  const ordered: ScheduledJob[] = [];
-  for (let turn = 0; ordered.length < jobs.length; turn++) {
-    for (const queue of queues) if (turn < queue.length) ordered.push(queue[turn]!);
-  }
-  return { jobs: ordered, tenants: queues.length };
-}
-
-/** A run's budget: its tenant's share of the tick, and no more than the configured budget. */
-export function runBudget(tickMs: number, tenants: number, configuredMs?: number): number {
-  const share = Math.floor(tickMs / Math.max(1, tenants));
-  return Math.max(1, Math.min(share, configuredMs ?? Number.POSITIVE_INFINITY));
+  const budgetMs = Math.max(1, Math.min(stopAt - now(), options.runBudgetMs ?? Number.POSITIVE_INFINITY));
+  return runOne(deps, job, owner, { stopAt, budgetMs }, now);
 }
 
 const DEADLINE = 'scheduled tick deadline';

@@ -6,7 +6,12 @@ import { randomUUID } from 'node:crypto';
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunEvent } from '../../functions/runner/types.ts';
-import { runScheduledTick, type ScheduledDeps, type ScheduledJob } from '../../functions/scheduled/tick.ts';
+import {
+  runScheduledJob,
+  type ScheduledDeps,
+  type ScheduledJob,
+  type TickOptions,
+} from '../../functions/scheduled/tick.ts';
 import { type GcsTestEnv, gcsJob, gcsTestEnv } from './helpers.ts';
 
 let env: GcsTestEnv;
@@ -26,12 +31,21 @@ afterAll(async () => {
   await db.terminate();
 });
 
+type TestDeps = ScheduledDeps & { jobs: ScheduledJob[] };
+
+/** Each job of `d` through the scheduled runner, one after the other: a broken one, then the real one. */
+async function runJobs(d: TestDeps, options: TickOptions) {
+  const results = [];
+  for (const job of d.jobs) results.push(await runScheduledJob(d, job, options));
+  return results;
+}
+
 function deps(
   tenant: string,
   seen: string[],
   delayMs: number,
   extra: Record<string, unknown> = {},
-): ScheduledDeps {
+): TestDeps {
   const job: ScheduledJob = {
     tenant,
     name: 'cloud-job',
@@ -44,7 +58,7 @@ function deps(
   };
   return {
     db,
-    jobs: async () => [{ tenant, name: 'broken' } as unknown as ScheduledJob, job],
+    jobs: [{ tenant, name: 'broken' } as unknown as ScheduledJob, job],
     outputFor: () => ({
       async write(events: RunEvent[]) {
         await new Promise((r) => setTimeout(r, delayMs));
@@ -63,7 +77,7 @@ it('stops before the deadline and the next tick continues; nothing is lost or re
   let clock = Date.parse('2026-11-20T10:00:00Z');
   const slow = deps('t-deadline', seen, 0);
   const output = slow.outputFor!(undefined as unknown as ScheduledJob)!;
-  const first = await runScheduledTick(
+  const first = await runJobs(
     {
       ...slow,
       now: () => clock,
@@ -84,14 +98,14 @@ it('stops before the deadline and the next tick continues; nothing is lost or re
   expect(seen.length).toBeLessThan(200);
   let outcome = '';
   for (let i = 0; i < 20 && outcome !== 'completed'; i++) {
-    const next = await runScheduledTick(deps('t-deadline', seen, 0), { deadlineMs: Date.now() + 10_000 });
+    const next = await runJobs(deps('t-deadline', seen, 0), { deadlineMs: Date.now() + 10_000 });
     outcome = next[1]!.outcome;
   }
   expect(outcome).toBe('completed');
   expect(new Set(seen).size).toBe(200);
   // At most the objects in flight when the deadline hit are delivered twice.
   expect(seen.length - 200).toBeLessThanOrEqual(20);
-  const after = await runScheduledTick(deps('t-deadline', seen, 0), { deadlineMs: Date.now() + 10_000 });
+  const after = await runJobs(deps('t-deadline', seen, 0), { deadlineMs: Date.now() + 10_000 });
   expect(after[1]!.outcome).toBe('not-due');
 });
 
@@ -99,14 +113,8 @@ it('two ticks at once: one holds the lease, each line is delivered exactly once'
   const seen: string[] = [];
   const interval = { trigger: { interval: { duration: '1h' } } };
   const [a, b] = await Promise.all([
-    runScheduledTick(
-      { ...deps('t-race', seen, 5, interval), owner: 'a' },
-      { deadlineMs: Date.now() + 15_000 },
-    ),
-    runScheduledTick(
-      { ...deps('t-race', seen, 5, interval), owner: 'b' },
-      { deadlineMs: Date.now() + 15_000 },
-    ),
+    runJobs({ ...deps('t-race', seen, 5, interval), owner: 'a' }, { deadlineMs: Date.now() + 15_000 }),
+    runJobs({ ...deps('t-race', seen, 5, interval), owner: 'b' }, { deadlineMs: Date.now() + 15_000 }),
   ]);
   const outcomes = [a[1]!.outcome, b[1]!.outcome].sort();
   expect(outcomes[0]).toBe('completed');
@@ -139,7 +147,7 @@ it('cron with a window on the cloud worker: waits for the first beat, catches up
   let clock = 0;
   const tickAt = async (iso: string) => {
     clock = Date.parse(iso);
-    const [, result] = await runScheduledTick(
+    const [, result] = await runJobs(
       { ...deps('t-cron', seen, 0, fields), now: () => clock },
       { deadlineMs: clock + 30_000 },
     );
