@@ -178,7 +178,8 @@ export async function handleRunRequest(
       await endRunPart(deps, request, parts.runId, ended ?? { failed: true }, rendered.redact);
     const state = stateAfter(result, rendered.runsOnce);
     if (state) await recordCloudState(db, tenant, state);
-    return await afterRun(deps, request, version, result);
+    // A run read in parts is looked at again when its last part ends (endRunPart).
+    return await afterRun(deps, request, version, result, (parts?.count ?? 0) > 0);
   } finally {
     await freeSlot();
   }
@@ -190,6 +191,7 @@ async function afterRun(
   { tenant, job }: RunRequest,
   version: number,
   result: JobTickResult,
+  sharded: boolean,
 ): Promise<RunAnswer> {
   const db = await deps.clients.firestore();
   const answer = { outcome: result.outcome, result };
@@ -207,7 +209,7 @@ async function afterRun(
       await recordNextDue(db, tenant, job, version, result.nextDueMs ?? Date.now() + requestHorizonMs(deps));
       return { ack: false, ...answer };
     default:
-      await recordNextDue(db, tenant, job, version, result.nextDueMs);
+      if (!sharded) await recordNextDue(db, tenant, job, version, result.nextDueMs);
       return { ack: true, ...answer };
   }
 }
@@ -285,6 +287,9 @@ async function endRunPart(
   const part = request.part?.run === runId ? request.part.index : 'run';
   const totals = await endPart(db, request.tenant, request.job, runId, part, counts);
   if (!totals) return;
+  // The job is free again before anyone reads that its run ended.
+  await releaseLease(db, leasePath(request.tenant, request.job), partsOwner(runId));
+  await recordNextDue(db, request.tenant, request.job, undefined, undefined);
   await appendEvent(db, request.tenant, {
     type: 'job-run-ended',
     source: 'job',
@@ -292,8 +297,6 @@ async function endRunPart(
     job: request.job,
     payload: redact(totals),
   });
-  await releaseLease(db, leasePath(request.tenant, request.job), partsOwner(runId));
-  await recordNextDue(db, request.tenant, request.job, undefined, undefined);
 }
 
 /** Waits up to `waitMs` for a slot of the tenant. */
