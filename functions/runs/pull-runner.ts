@@ -99,6 +99,13 @@ export async function startPullRunner(deps: AppDeps, options: PullRunnerOptions)
         await pause(1_000);
         continue;
       }
+      if (stopped) {
+        // Pulled while stopping: back to the queue at once, for another runner.
+        const ackIds = received.map((r) => r.ackId!);
+        if (ackIds.length)
+          await client.modifyAckDeadline({ subscription, ackIds, ackDeadlineSeconds: 0 }).catch(() => {});
+        return;
+      }
       if (received.length === 0) {
         await pause(EMPTY_PAUSE_MS);
         continue;
@@ -174,10 +181,11 @@ export async function startPullRunner(deps: AppDeps, options: PullRunnerOptions)
     async stop() {
       stopped = true;
       for (const wake of wakers) wake();
-      // Requests in hand finish (their runs stop at their budgets) and are answered.
+      // No request is taken after this (a pull answers at once, see above); those in hand
+      // finish (their runs stop at their budgets) and are answered.
+      await Promise.all(loops);
       while (inHand > 0) await new Promise((r) => setTimeout(r, 20));
       await client.close();
-      await Promise.all(loops);
     },
   };
 }
