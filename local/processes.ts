@@ -43,6 +43,10 @@ export async function spawnGuarded(
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...options.env, SLUICE_PARENT_PID: String(process.pid) },
   });
+  // From the start: a runner may print a run's events before its ready line.
+  // Listening also keeps the pipes drained, so a chatty child never blocks on a full buffer.
+  child.stdout!.on('data', (chunk: Buffer) => options.onOutput?.(chunk, 'stdout'));
+  child.stderr!.on('data', (chunk: Buffer) => options.onOutput?.(chunk, 'stderr'));
   let output = '';
   let onEarlyExit: ((code: number | null) => void) | undefined;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -72,9 +76,6 @@ export async function spawnGuarded(
     child.once('exit', onEarlyExit);
   });
   if (onEarlyExit) child.removeListener('exit', onEarlyExit);
-  // Keep draining the pipes so a chatty child never blocks on a full buffer.
-  child.stdout!.on('data', (chunk: Buffer) => options.onOutput?.(chunk, 'stdout'));
-  child.stderr!.on('data', (chunk: Buffer) => options.onOutput?.(chunk, 'stderr'));
   const onParentExit = () => killGroup(child, 'SIGKILL');
   process.once('exit', onParentExit);
   return {

@@ -156,7 +156,19 @@ export async function startPullRunner(deps: AppDeps, options: PullRunnerOptions)
           deps.logger.warn({ error: parsed.error }, 'not a run request; dropped');
           return true;
         }
+        const started = Date.now();
         const answer = await handleRunRequest(deps, parsed.request, options);
+        deps.logger.debug(
+          {
+            job: parsed.request.job,
+            reason: parsed.request.reason,
+            outcome: answer.outcome,
+            ack: answer.ack,
+            ms: Date.now() - started,
+            waited_ms: started - parsed.request.requested_ms,
+          },
+          'run request answered',
+        );
         options.onAnswer?.(answer);
         return answer.ack;
       },

@@ -53,8 +53,9 @@ it('runners killed with SIGKILL mid-run lose nothing; only objects in flight are
     }
     await deployToCloud(t, admin, `killed-${j}`, cloudGcsYaml(`killed-${j}`, 'killed', `j${j}/`));
   }
-  // Reads as slow as a real bucket's, so that runs are under way when the kills come.
-  gcs.setFaults({ latencyMs: 120 });
+  // Reads slower than a real bucket's while the kills come, so that every kill lands
+  // mid-run even when restarting runners is slow (a loaded CI machine); fast afterwards.
+  gcs.setFaults({ latencyMs: 300 });
 
   const seen = new Map<string, number>();
   let partial = '';
@@ -70,7 +71,9 @@ it('runners killed with SIGKILL mid-run lose nothing; only objects in flight are
       done();
     },
   });
-  const config = { ...t.deps.config, runLease: '2s' };
+  // A short budget keeps the request horizon short (2 × budget + 60 s): a request Pub/Sub
+  // gave up on (one killed five times) is made again within the wait below.
+  const config = { ...t.deps.config, runLease: '2s', cloudRunBudget: '20s' };
   runners = await startRunners(
     2,
     config,
@@ -85,7 +88,7 @@ it('runners killed with SIGKILL mid-run lose nothing; only objects in flight are
   let ticking = true;
   const tick = (async () => {
     while (ticking) {
-      await dispatchDueRuns(t.deps).catch(() => {});
+      await dispatchDueRuns({ ...t.deps, config }).catch(() => {});
       await new Promise((r) => setTimeout(r, 300));
     }
   })();
@@ -103,7 +106,19 @@ it('runners killed with SIGKILL mid-run lose nothing; only objects in flight are
     }
     // A killed runner's requests come back only after their ack deadline: all 10 land mid-way.
     expect(kills, replay).toBe(KILLS);
-    await until(() => seen.size === total, 120_000, `every line printed (${replay})`);
+    gcs.setFaults({ latencyMs: 0 });
+    await until(() => seen.size === total, 120_000, `every line printed (${replay})`).catch(async (err) => {
+      // What the runs did, so that a failure in CI explains itself.
+      const { events } = await json(
+        await t.request('/api/events?worker=cloud&limit=1000', { headers: admin }),
+      );
+      const timeline = (events as { time: string; type: string; job: string; payload: object }[])
+        .reverse()
+        .map((e) => `${e.time} ${e.type} ${e.job} ${JSON.stringify(e.payload).slice(0, 160)}`);
+      throw new Error(
+        `${(err as Error).message}; ${seen.size} of ${total} lines printed; events:\n${timeline.join('\n')}`,
+      );
+    });
   } finally {
     ticking = false;
     await tick;
