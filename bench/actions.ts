@@ -80,11 +80,11 @@ async function main() {
     };
     const plain = jobFile('plain');
     const chained = jobFile('chained', ACTIONS);
-    const run = async (file: string, i: number) => {
+    const run = async (file: string, i: number, extraEnv: Record<string, string> = {}) => {
       const child = await runChild(
         process.execPath,
         ['bin/sluice.js', 'job', 'run', file, '--state-dir', join(dir, `state-${i}-${Math.random()}`)],
-        { env: { ...process.env, STORAGE_EMULATOR_HOST: emulator.url } },
+        { env: { ...process.env, STORAGE_EMULATOR_HOST: emulator.url, ...extraEnv } },
       );
       const ended = child.stderr.split('job-run-ended')[1] ?? '';
       const seconds = Number(/"duration_ms":(\d+)/.exec(ended)?.[1]) / 1000;
@@ -93,16 +93,20 @@ async function main() {
     };
     const plainRuns: number[] = [];
     const chainRuns: number[] = [];
+    const mainThreadRuns: number[] = [];
     let kept: number | undefined;
     for (let i = 0; i < RUNS; i++) {
       const a = await run(plain, i);
       const b = await run(chained, i);
+      // As before the read threads (functions/runner/cores/): the chain on the main thread.
+      const c = await run(chained, i, { SLUICE_READ_THREADS: '0' });
       kept = b.out;
       console.error(
-        `  run ${i + 1}: no actions ${a.seconds.toFixed(2)} s, with actions ${b.seconds.toFixed(2)} s (${b.out} events out); ratio ${(a.seconds / b.seconds).toFixed(2)}`,
+        `  run ${i + 1}: no actions ${a.seconds.toFixed(2)} s, with actions ${b.seconds.toFixed(2)} s (${b.out} events out); ratio ${(a.seconds / b.seconds).toFixed(2)}; main thread only ${c.seconds.toFixed(2)} s`,
       );
       plainRuns.push(a.seconds);
       chainRuns.push(b.seconds);
+      mainThreadRuns.push(c.seconds);
     }
     await emulator.stop();
     const jqStart = performance.now();
@@ -128,6 +132,11 @@ async function main() {
         '  with filter + set(2) + remove + rename',
         rate(chainS),
         `${chainS.toFixed(2)} s; ${((plainS / chainS) * 100).toFixed(0)}% of the no-action rate (target ≥ 70%); ${kept} events kept`,
+      ],
+      [
+        '  the same, main thread only (SLUICE_READ_THREADS=0)',
+        rate(median(mainThreadRuns)),
+        `${median(mainThreadRuns).toFixed(2)} s; ${((plainS / median(mainThreadRuns)) * 100).toFixed(0)}% of the no-action rate`,
       ],
       [
         "  zcat | jq -c 'select(...) | ...'",

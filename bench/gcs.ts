@@ -27,7 +27,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { createGzip, gzipSync } from 'node:zlib';
+import { createGzip } from 'node:zlib';
 import { Storage } from '@google-cloud/storage';
 import { firestoreFingerprints } from '../functions/runner/fingerprints/firestore.ts';
 import { createGcsInput } from '../functions/runner/inputs/gcs/index.ts';
@@ -35,13 +35,12 @@ import type { FingerprintStore, RunContext, RunWindow } from '../functions/runne
 import { startStorageEmulator } from '../local/storage-emulator/index.ts';
 import { validateJob } from '../shared/job/index.ts';
 import { type ChildRun, median, runChild } from './child-run.ts';
+import { generateNdjson, ndjsonLine as line } from './gcs-data.ts';
 import type { ParquetBenchResult } from './gcs-parquet.ts';
 
 const LARGE_MB = Number(process.env.BENCH_LARGE_MB ?? 2048);
 /** Runs of each figure measured in a child process; the median is reported. */
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
-const line = (i: number) =>
-  `{"ts":"2026-03-01T12:00:${String(i % 60).padStart(2, '0')}.000Z","level":"info","service":"api-${i % 7}","request_id":"${(i * 2654435761).toString(16)}","status":${200 + (i % 5)},"latency_ms":${i % 997},"path":"/v1/items/${i}","message":"handled request number ${i}"}\n`;
 
 async function main() {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-gcs-'));
@@ -320,25 +319,6 @@ async function runInput(
     events += batch.length;
   });
   return { events };
-}
-
-function generateNdjson(folder: string): string[] {
-  mkdirSync(folder, { recursive: true });
-  const files: string[] = [];
-  let i = 0;
-  for (let f = 0; f < 40; f++) {
-    const parts: string[] = [];
-    let size = 0;
-    while (size < 5_000_000) {
-      const l = line(i++);
-      parts.push(l);
-      size += l.length;
-    }
-    const path = join(folder, `part-${String(f).padStart(2, '0')}.json.gz`);
-    writeFileSync(path, gzipSync(parts.join(''), { level: 6 }));
-    files.push(path);
-  }
-  return files;
 }
 
 async function generateLarge(path: string): Promise<void> {

@@ -47,6 +47,13 @@ export interface ActionChain {
   /** Counts since the last call, which resets them. */
   takeStats(): ActionStats;
   /**
+   * What a copy of this chain did elsewhere (a read thread, runner/cores/): its counts
+   * join this chain's, its evaluation errors are reported as this chain's.
+   */
+  absorb(stats: ActionStats | undefined, failures: readonly ActionFailure[]): void;
+  /** The actions it was compiled from (a read thread compiles its own copy). */
+  readonly actions: readonly Action[];
+  /**
    * The same actions for NDJSON lines as bytes (line-chain.ts), counted and reported with
    * `apply`'s; undefined when they need whole events.
    */
@@ -102,6 +109,18 @@ export function compileActionChain(
   );
   return {
     lines,
+    actions,
+    absorb(more, failures) {
+      if (more) {
+        stats.events_in += more.events_in;
+        stats.events_out += more.events_out;
+        for (let i = 0; i < steps.length; i++) {
+          stats.dropped[i]! += more.dropped[i] ?? 0;
+          stats.errors[i]! += more.errors[i] ?? 0;
+        }
+      }
+      for (const failure of failures) options.onError?.(failure);
+    },
     bind({ job, worker }) {
       variables.job = job;
       variables.worker = worker;

@@ -13,6 +13,8 @@
  */
 import type { Bucket, Storage } from '@google-cloud/storage';
 import type { GcsInput } from '../../../../shared/job/index.ts';
+import { type ReadPool, sharedReadPool } from '../../cores/read-pool.ts';
+import { type ReadTask, readsOnAnyCore } from '../../cores/read-task.ts';
 import {
   type DeliveryUnit,
   type Input,
@@ -58,6 +60,8 @@ export interface GcsInputOptions {
   maxLineBytes?: number;
   /** With `notifications` and a trigger: quiet time that ends a run (default 1 s). */
   notificationIdleMs?: number;
+  /** Threads that read objects (default: the process's, one per core); null: the main thread only. */
+  readPool?: ReadPool | null;
 }
 
 /** The watermark that says which subscription's first listing (backfill) is done. */
@@ -140,6 +144,7 @@ export async function runGcsInput(
         deliver: ctx.deliverJsonLines,
       } as Sink<unknown>)
     : ({ format: eventObjects, deliver } as Sink<unknown>);
+  const readPool = options.readPool === undefined ? sharedReadPool() : (options.readPool ?? undefined);
   const tracker = new DeliveryTracker<ObjectState, unknown>(
     sink.format,
     async (batch, objects) => {
@@ -205,21 +210,35 @@ export async function runGcsInput(
     try {
       const onRequest = () => stats.download_requests++;
       const raw = countBytes(downloadBytes(bucket, meta, policy, {}, onRequest), stats);
-      const content = preprocess(raw, meta, plan.preprocessors, {
-        parquetSource: () =>
-          rangeReader(meta.size, async (start, end) => {
-            const bytes = await readRange(bucket, meta, policy, start, end, onRequest);
-            stats.bytes += bytes.length;
-            return bytes;
-          }),
-      });
-      const batcher = sink.format.batcher(plan, meta);
-      for await (const batch of contentEvents(
-        content,
-        { ...plan, maxLineBytes: options.maxLineBytes },
-        batcher,
-        problem,
-      ))
+      const payload = { ...plan, maxLineBytes: options.maxLineBytes };
+      const task: ReadTask = {
+        meta,
+        preprocessors: plan.preprocessors,
+        payload,
+        shape: plan,
+        ...(ctx.actions ? { actions: { list: ctx.actions.actions, job: ctx.job, worker: ctx.worker } } : {}),
+      };
+      // On another core when its events go on as JSON lines (the threads make those, and
+      // apply the job's actions) and it is not parquet.
+      const batches =
+        readPool && ctx.deliverJsonLines && readsOnAnyCore(task)
+          ? readPool.read(taskData(task), raw, problem, (report) =>
+              ctx.actions?.absorb(report.stats, report.failures),
+            )
+          : contentEvents(
+              preprocess(raw, meta, plan.preprocessors, {
+                parquetSource: () =>
+                  rangeReader(meta.size, async (start, end) => {
+                    const bytes = await readRange(bucket, meta, policy, start, end, onRequest);
+                    stats.bytes += bytes.length;
+                    return bytes;
+                  }),
+              }),
+              payload,
+              sink.format.batcher(plan, meta),
+              problem,
+            );
+      for await (const batch of batches)
         await (turn ? turn.add(batch, sink.format.size(batch), add) : add(batch));
     } catch (err) {
       if (ctx.signal.aborted) {
@@ -435,6 +454,21 @@ export async function runGcsInput(
   ctx.report({ type: 'job-run-ended', payload: ended });
   if (failure !== undefined) throw markReported(failure);
   return stats;
+}
+
+/** Only what a read needs, as plain data for another thread (the plan holds regexes and credentials). */
+function taskData(task: ReadTask): ReadTask {
+  const { payloadMode, ignoreLinebreaks, maxLineBytes } = task.payload;
+  return {
+    meta: task.meta,
+    preprocessors: task.preprocessors,
+    payload: { payloadMode, ignoreLinebreaks, ...(maxLineBytes !== undefined ? { maxLineBytes } : {}) },
+    shape: {
+      fields: task.shape.fields,
+      ...(task.shape.dataField ? { dataField: task.shape.dataField } : {}),
+    },
+    ...(task.actions ? { actions: task.actions } : {}),
+  };
 }
 
 /** Pages of objects to consider: a listing, or the named objects of `download-objects`. */

@@ -19,8 +19,8 @@
  */
 import type { EventBatcher } from './batches.ts';
 import type { PayloadMode } from './config.ts';
+import type { Content } from './decompress.ts';
 import { splitJsonArrays } from './json-array.ts';
-import type { Content } from './preprocess.ts';
 import { decodeUtf8, MAX_LINE_BYTES, splitLines } from './split.ts';
 
 /** Largest object read as a single event (ignore-linebreaks, binary). */

@@ -1,0 +1,104 @@
+/**
+ * `npm run bench:gcs:cores`: the `gcs` input on every core (functions/runner/cores/),
+ * measured as a user meets it: the whole `sluice job run` process, its output piped into
+ * `wc -l`, side by side with `zcat | wc -l` over the same files (the single-core floor).
+ * Objects are served by the project's storage emulator (in this process, from disk).
+ *
+ * 1. 40 gzip NDJSON objects of 5 MB raw: read threads as configured (one per core), then
+ *    with SLUICE_READ_THREADS=0 (everything on the main thread, as before the pool), each
+ *    followed by `zcat | wc -l`; the ratio is the median of the per-run ratios.
+ * 2. One object of 200 MB raw (the single-object path): threads vs the main thread.
+ *
+ * @example
+ *   BENCH_RUNS=3 npm run bench:gcs:cores
+ */
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startStorageEmulator } from '../local/storage-emulator/index.ts';
+import { median } from './child-run.ts';
+import { generateNdjson } from './gcs-data.ts';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+
+interface Pair {
+  ours: number;
+  zcat: number;
+  lines: number;
+}
+
+async function main() {
+  const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-cores-'));
+  try {
+    console.error('generating data in', dir);
+    const many = generateNdjson(join(dir, 'data', 'bench', 'many'));
+    const one = generateNdjson(join(dir, 'data', 'bench', 'one'), 1, 200_000_000);
+    const emulator = await startStorageEmulator({ port: 0, dir: join(dir, 'data') });
+    const jobFile = (prefix: string) => {
+      const path = join(dir, `${prefix}.yaml`);
+      writeFileSync(
+        path,
+        `name: cores\ninput:\n  gcs:\n    bucket-name: bench\n    credentials:\n      storage-url: gs://bench\n    object-names: [${prefix}/]\n    preprocessors: [extension]\noutput:\n  print: {}\n`,
+      );
+      return path;
+    };
+    let state = 0;
+    const measure = async (prefix: string, files: string[], threads: string | undefined): Promise<Pair[]> => {
+      const pairs: Pair[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const env = `STORAGE_EMULATOR_HOST=${emulator.url}${threads === undefined ? '' : ` SLUICE_READ_THREADS=${threads}`}`;
+        const command = `${env} node bin/sluice.js job run ${jobFile(prefix)} --state-dir ${join(dir, `state-${state++}`)} 2>/dev/null | wc -l`;
+        const ours = await timed(command);
+        const zcat = await timed(`zcat ${files.join(' ')} | wc -l`);
+        pairs.push({ ours: ours.s, zcat: zcat.s, lines: Number(ours.out.trim()) });
+        console.error(
+          `  ${prefix}, threads ${threads ?? 'default'}: ours ${ours.s.toFixed(2)} s, zcat ${zcat.s.toFixed(2)} s, ratio ${(zcat.s / ours.s).toFixed(2)}, ${ours.out.trim()} lines (zcat ${zcat.out.trim()})`,
+        );
+        if (ours.out.trim() !== zcat.out.trim())
+          throw new Error('sluice job run printed a different number of lines');
+      }
+      return pairs;
+    };
+    const rows: string[][] = [];
+    const row = (what: string, pairs: Pair[], target: string) => {
+      const ratio = median(pairs.map((p) => p.zcat / p.ours));
+      rows.push([
+        what,
+        `${median(pairs.map((p) => p.ours)).toFixed(2)} s`,
+        `zcat/ours ${ratio.toFixed(2)} (${pairs.map((p) => (p.zcat / p.ours).toFixed(2)).join(' / ')}); zcat ${median(pairs.map((p) => p.zcat)).toFixed(2)} s; ${target}`,
+      ]);
+    };
+    row('40 × 5 MB gzip NDJSON, read threads', await measure('many', many, undefined), 'target ≥ 1.0');
+    row('  same, main thread only (READ_THREADS=0)', await measure('many', many, '0'), 'before the pool');
+    row(
+      '1 × 200 MB gzip NDJSON, read threads',
+      await measure('one', one, undefined),
+      'not slower than below',
+    );
+    row('  same, main thread only (READ_THREADS=0)', await measure('one', one, '0'), 'before the pool');
+    await emulator.stop();
+    const width = Math.max(...rows.map((r) => r[0]!.length));
+    console.log(
+      `\nbench:gcs:cores (${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(1)}, median of ${RUNS})`,
+    );
+    for (const [what, figure, note] of rows)
+      console.log(`${what!.padEnd(width)}  ${figure!.padEnd(8)}  ${note}`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs a shell pipeline; asynchronously, since the emulator serving it runs in this process. */
+async function timed(command: string): Promise<{ s: number; out: string }> {
+  const start = performance.now();
+  const out = await new Promise<string>((resolve, reject) =>
+    execFile('/bin/bash', ['-c', command], { maxBuffer: 1 << 20 }, (err, stdout) =>
+      err ? reject(err) : resolve(stdout),
+    ),
+  );
+  return { s: (performance.now() - start) / 1000, out };
+}
+
+await main();

@@ -1,0 +1,198 @@
+/**
+ * The read pool gives, for any object, exactly what reading it on the main thread gives:
+ * the same JSON lines in the same order and the same problems, also with many objects at
+ * once on fewer threads; a failed download fails with its own error; a reader that stops
+ * early frees the thread for the next object. And the committed worker script is what
+ * its sources bundle to.
+ */
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  bundleReadWorker,
+  READ_WORKER_MODULE,
+  renderedWorkerModule,
+} from '../../../scripts/build-workers.ts';
+import type { Action } from '../../../shared/job/actions/schema.ts';
+import { seededRandom, testSeed } from '../../../test/helpers/random.ts';
+import { compileActionChain } from '../actions/chain.ts';
+import { ReadPool } from './read-pool.ts';
+import { type ActionReport, type ReadTask, readTaskBatches } from './read-task.ts';
+
+const pool = new ReadPool(2);
+afterAll(() => pool.close());
+
+function task(name: string, payloadMode: ReadTask['payload']['payloadMode'] = 'auto'): ReadTask {
+  return {
+    meta: { bucket: 'b', name, generation: '7', size: 0 },
+    preprocessors: ['extension'],
+    payload: { payloadMode, ignoreLinebreaks: false, maxLineBytes: 200 },
+    shape: { fields: { objectName: 'object' } },
+  };
+}
+
+async function* chunked(bytes: Buffer, random: () => number): AsyncGenerator<Buffer> {
+  for (let at = 0; at < bytes.length; ) {
+    const size = 1 + Math.floor(random() * 5000);
+    yield bytes.subarray(at, at + size);
+    at += size;
+  }
+}
+
+/** What a reader hands on: its text and problems, in order. */
+async function drain(batches: AsyncIterable<{ chunks: Buffer[]; count: number }>) {
+  let text = '';
+  let count = 0;
+  for await (const batch of batches) {
+    text += Buffer.concat(batch.chunks).toString();
+    count += batch.count;
+  }
+  return { text, count };
+}
+
+async function* linesOf(
+  batches: AsyncIterable<{ lines?: { chunks: Buffer[]; count: number } }>,
+): AsyncGenerator<{ chunks: Buffer[]; count: number }> {
+  for await (const batch of batches) if (batch.lines) yield batch.lines;
+}
+
+function randomObject(random: () => number): string {
+  const lines: string[] = [];
+  const n = Math.floor(random() * 3000);
+  for (let i = 0; i < n; i++) {
+    const r = random();
+    if (r < 0.8) lines.push(JSON.stringify({ i, s: 'x'.repeat(Math.floor(random() * 40)), ü: r }));
+    else if (r < 0.85) lines.push('not json');
+    else if (r < 0.9) lines.push(`[1, {"a": ${i}}]`);
+    else if (r < 0.95) lines.push(`{"object": "own", "i": ${i}}`);
+    else if (r < 0.97)
+      lines.push('y'.repeat(300)); // longer than maxLineBytes
+    else lines.push('');
+  }
+  return `${lines.join(random() < 0.5 ? '\n' : '\r\n')}${random() < 0.5 ? '\n' : ''}`;
+}
+
+describe('ReadPool', () => {
+  it('reads like the main thread: same lines, counts and problems, many objects at once', async () => {
+    const seed = testSeed();
+    const random = seededRandom(seed);
+    const objects = Array.from({ length: 12 }, (_, k) => {
+      const text = randomObject(random);
+      const gz = random() < 0.6;
+      return { name: `o-${k}.json${gz ? '.gz' : ''}`, bytes: gz ? gzipSync(text) : Buffer.from(text) };
+    });
+    const replay = `seed ${seed} (rerun with SLUICE_TEST_SEED=${seed})`;
+    await Promise.all(
+      objects.map(async ({ name, bytes }, k) => {
+        const mainProblems: string[] = [];
+        const poolProblems: string[] = [];
+        const here = await drain(
+          linesOf(
+            readTaskBatches(task(name), chunked(bytes, seededRandom(seed + k)), (reason, detail) =>
+              mainProblems.push(`${reason} ${JSON.stringify(detail)}`),
+            ),
+          ),
+        );
+        const there = await drain(
+          pool.read(task(name), chunked(bytes, seededRandom(seed + k)), (reason, detail) =>
+            poolProblems.push(`${reason} ${JSON.stringify(detail)}`),
+          ),
+        );
+        expect(there, `${name}, ${replay}`).toEqual(here);
+        expect(poolProblems, `${name}, ${replay}`).toEqual(mainProblems);
+      }),
+    );
+  });
+
+  it('applies a job’s actions in the thread: the same lines, counts and errors as on the main thread', async () => {
+    const seed = testSeed();
+    const random = seededRandom(seed);
+    const actions = [
+      { filter: 'has(event.i) && int(event.i) % 3 != 0' },
+      { set: { 'deep.half': 'event.i / 2.0', tag: '"t-" + string(event.i)' } },
+      { remove: ['s'] },
+      { rename: { ü: 'u' } },
+    ] as Action[];
+    const names = { job: 'j', worker: 'w' };
+    const withActions = (name: string): ReadTask => ({ ...task(name), actions: { list: actions, ...names } });
+    const text = randomObject(random);
+    const bytes = gzipSync(text);
+    // Each side's reports go into a chain of its own, as the gcs input's chain takes them.
+    const counted = () => {
+      const chain = compileActionChain(actions);
+      const failures: string[] = [];
+      return {
+        chain,
+        failures,
+        take: (report: ActionReport) => {
+          chain.absorb(report.stats, []);
+          failures.push(...report.failures.map((f) => JSON.stringify(f)));
+        },
+      };
+    };
+    const mainSide = counted();
+    const poolSide = counted();
+    const here = await drain(
+      linesOf(
+        (async function* () {
+          for await (const batch of readTaskBatches(
+            withActions('a.json.gz'),
+            chunked(bytes, seededRandom(seed)),
+            () => {},
+          )) {
+            if (batch.actions) mainSide.take(batch.actions);
+            yield batch;
+          }
+        })(),
+      ),
+    );
+    const there = await drain(
+      pool.read(withActions('a.json.gz'), chunked(bytes, seededRandom(seed)), () => {}, poolSide.take),
+    );
+    const replay = `seed ${seed} (rerun with SLUICE_TEST_SEED=${seed})`;
+    expect(there, replay).toEqual(here);
+    expect(there.count, replay).toBeGreaterThan(0);
+    expect(poolSide.chain.takeStats(), replay).toEqual(mainSide.chain.takeStats());
+    expect(poolSide.failures, replay).toEqual(mainSide.failures);
+  });
+
+  it('fails with the download’s own error, and goes on reading other objects', async () => {
+    const failure = Object.assign(new Error('HTTP 503 from storage'), { code: 503 });
+    async function* failing(): AsyncGenerator<Buffer> {
+      yield Buffer.from('{"a":1}\n{"a":2}\n');
+      throw failure;
+    }
+    await expect(drain(pool.read(task('f.json'), failing(), () => {}))).rejects.toBe(failure);
+    const ok = await drain(
+      pool.read(task('g.json'), chunked(Buffer.from('{"b":1}\n'), Math.random), () => {}),
+    );
+    expect(ok).toEqual({ text: '{"b":1,"object":"g.json"}\n', count: 1 });
+  });
+
+  it('stops reading an object its reader gave up on, and frees its thread', async () => {
+    let pulled = 0;
+    const line = `${JSON.stringify({ pad: 'p'.repeat(100) })}\n`;
+    async function* endless(): AsyncGenerator<Buffer> {
+      for (;;) {
+        pulled++;
+        yield Buffer.from(line.repeat(1000));
+      }
+    }
+    for await (const batch of pool.read(task('endless.json'), endless(), () => {})) {
+      expect(batch.count).toBeGreaterThan(0);
+      break;
+    }
+    const afterStop = pulled;
+    const next = await drain(
+      pool.read(task('next.json'), chunked(Buffer.from('{"c":1}\n'), Math.random), () => {}),
+    );
+    expect(next.count).toBe(1);
+    // Bounded read-ahead: the worker asked for a few chunks, not the endless object.
+    expect(afterStop).toBeLessThan(20);
+    expect(pulled).toBe(afterStop);
+  });
+
+  it('is what read-worker.ts bundles to (run `npm run build:workers` after changing what it imports)', async () => {
+    expect(readFileSync(READ_WORKER_MODULE, 'utf8')).toBe(renderedWorkerModule(await bundleReadWorker()));
+  });
+});

@@ -1,0 +1,230 @@
+/**
+ * Every core in use for reading objects: a pool of worker threads (one per core, or
+ * `SLUICE_READ_THREADS`) that decompress, split and check objects' bytes and make their
+ * JSON lines (read-task.ts), while the main thread downloads and delivers. Different
+ * objects are read on different cores; one object's events stay in order. Memory stays
+ * bounded per object: a worker asks for a few chunks ahead and hands back a few batches
+ * ahead, then waits (read-protocol.ts), so a slow output slows the download.
+ *
+ * The workers start on first use and do not keep the process alive. A worker that dies
+ * fails its tasks (the objects are read again next run: they were not fingerprinted) and
+ * is replaced.
+ *
+ * @example
+ *   const pool = sharedReadPool();
+ *   if (pool) for await (const lines of pool.read(task, downloadBytes(...), problem)) await deliver(lines);
+ */
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { ProblemReporter } from '../inputs/gcs/payload.ts';
+import type { JsonLines } from '../types.ts';
+import type { ToMain, ToWorker } from './read-protocol.ts';
+import type { ActionReport, ReadTask } from './read-task.ts';
+
+interface Task {
+  onMessage(message: ToMain): void;
+  onWorkerGone(error: Error): void;
+}
+
+class PoolWorker {
+  readonly tasks = new Map<number, Task>();
+  readonly worker: Worker;
+  gone = false;
+
+  constructor(source: string, onExit: (worker: PoolWorker) => void) {
+    // No execArgv: the worker needs neither tsx nor the parent's flags (its code is bundled).
+    this.worker = new Worker(source, { eval: true, execArgv: [] });
+    this.worker.on('message', (message: ToMain) => this.tasks.get(message.id)?.onMessage(message));
+    const fail = (error: Error) => {
+      if (this.gone) return;
+      this.gone = true;
+      for (const task of this.tasks.values()) task.onWorkerGone(error);
+      this.tasks.clear();
+      onExit(this);
+    };
+    this.worker.on('error', fail);
+    this.worker.on('exit', (code) => fail(new Error(`a read worker thread exited (code ${code})`)));
+    // After the listeners (adding a 'message' listener refs the worker again).
+    this.worker.unref();
+  }
+
+  /** A worker with tasks keeps the process alive (their answers are awaited); an idle one does not. */
+  add(id: number, task: Task): void {
+    this.tasks.set(id, task);
+    if (this.tasks.size === 1) this.worker.ref();
+  }
+
+  remove(id: number): void {
+    if (this.tasks.delete(id) && this.tasks.size === 0) this.worker.unref();
+  }
+
+  post(message: ToWorker, transfer: ArrayBuffer[] = []): void {
+    if (!this.gone) this.worker.postMessage(message, transfer);
+  }
+}
+
+export class ReadPool {
+  #workers: PoolWorker[] = [];
+  #nextId = 1;
+
+  constructor(readonly size: number) {}
+
+  /** The object's JSON lines, read on another core from `raw`, its stored bytes. */
+  async *read(
+    task: ReadTask,
+    raw: AsyncIterable<Buffer>,
+    problem: ProblemReporter,
+    /** What the task's actions did (with `task.actions`), as it happens. */
+    onActions?: (report: ActionReport) => void,
+  ): AsyncGenerator<JsonLines> {
+    const worker = await this.#leastBusy();
+    const id = this.#nextId++;
+    const inbox: ToMain[] = [];
+    let wake: (() => void) | undefined;
+    let gone: Error | undefined;
+    let downloadError: unknown;
+    let finished = false;
+    const notify = () => {
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
+    // The bytes go to the worker as it asks for them, one download read at a time.
+    const source = raw[Symbol.asyncIterator]();
+    let wanted = 0;
+    let feeding = false;
+    let fed = false;
+    const feed = async () => {
+      if (feeding || fed) return;
+      feeding = true;
+      try {
+        while (wanted > 0 && !finished) {
+          wanted--;
+          const next = await source.next();
+          if (next.done) {
+            fed = true;
+            worker.post({ t: 'end', id });
+            return;
+          }
+          const data = ownBytes(next.value);
+          worker.post({ t: 'chunk', id, data }, [data.buffer as ArrayBuffer]);
+        }
+      } catch (err) {
+        fed = true;
+        downloadError = err;
+        worker.post({ t: 'end', id, error: (err as Error).message ?? String(err) });
+      } finally {
+        feeding = false;
+      }
+    };
+    worker.add(id, {
+      onMessage(message) {
+        if (message.t === 'more') {
+          wanted += message.n;
+          void feed();
+          return;
+        }
+        if (message.t === 'problem') {
+          problem(message.reason, message.detail);
+          return;
+        }
+        inbox.push(message);
+        notify();
+      },
+      onWorkerGone(error) {
+        gone = error;
+        notify();
+      },
+    });
+    worker.post({ t: 'start', id, task });
+    try {
+      for (;;) {
+        const message = inbox.shift();
+        if (!message) {
+          if (gone) throw gone;
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+          });
+          continue;
+        }
+        if (message.t === 'batch') {
+          const chunks = message.chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength));
+          worker.post({ t: 'credit', id });
+          if (message.actions) onActions?.(message.actions);
+          if (message.count > 0) yield { chunks, count: message.count };
+        } else if (message.t === 'done') {
+          finished = true;
+          return;
+        } else if (message.t === 'failed') {
+          finished = true;
+          // The download's own error (its HTTP status) rather than its echo from the worker.
+          throw downloadError ?? new Error(message.message);
+        }
+      }
+    } finally {
+      if (!finished) worker.post({ t: 'cancel', id });
+      finished = true;
+      worker.remove(id);
+      await source.return?.(undefined);
+    }
+  }
+
+  async #leastBusy(): Promise<PoolWorker> {
+    if (this.#workers.length < this.size) {
+      const idle = this.#workers.find((w) => w.tasks.size === 0);
+      if (idle) return idle;
+      // Loaded with the first thread: a process that reads no object never parses it.
+      const { READ_WORKER_SOURCE } = await import('./read-worker.generated.ts');
+      if (this.#workers.length >= this.size) return this.#leastBusy();
+      const worker = new PoolWorker(READ_WORKER_SOURCE, (dead) => {
+        this.#workers = this.#workers.filter((w) => w !== dead);
+      });
+      this.#workers.push(worker);
+      return worker;
+    }
+    return this.#workers.reduce((a, b) => (b.tasks.size < a.tasks.size ? b : a));
+  }
+
+  /** Stops the workers (tests; the process may also just exit). */
+  async close(): Promise<void> {
+    const workers = this.#workers;
+    this.#workers = [];
+    await Promise.all(workers.map((w) => w.worker.terminate()));
+  }
+}
+
+/**
+ * A copy of the bytes in a buffer of their own, handed over. Never the download's own
+ * buffer: it may be a view into memory the HTTP client still uses. (Copying a compressed
+ * chunk costs far less than what the worker then does with it.)
+ */
+function ownBytes(chunk: Buffer): Uint8Array {
+  return new Uint8Array(chunk);
+}
+
+let shared: ReadPool | undefined | null;
+
+/**
+ * The process's pool: as many threads as cores (`SLUICE_READ_THREADS` overrides; 0 reads
+ * on the main thread, as does a machine with one core).
+ */
+export function sharedReadPool(env: NodeJS.ProcessEnv = process.env): ReadPool | undefined {
+  if (shared === undefined) {
+    const size = readThreads(env);
+    shared = size > 0 ? new ReadPool(size) : null;
+  }
+  return shared ?? undefined;
+}
+
+export function readThreads(env: NodeJS.ProcessEnv): number {
+  // The thread's script takes Node's built-in modules from process.getBuiltinModule
+  // (Node 20.16 and later); an older Node reads on the main thread.
+  if (typeof (process as { getBuiltinModule?: unknown }).getBuiltinModule !== 'function') return 0;
+  const value = env.SLUICE_READ_THREADS;
+  if (value === undefined || value === '') {
+    const cores = availableParallelism();
+    return cores > 1 ? cores : 0;
+  }
+  if (!/^\d{1,3}$/.test(value)) throw new Error(`SLUICE_READ_THREADS must be a whole number, got "${value}"`);
+  return Number(value);
+}

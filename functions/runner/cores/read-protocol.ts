@@ -1,0 +1,27 @@
+/**
+ * The messages between read-pool.ts (main thread) and read-worker.ts (each worker
+ * thread), per read task `id`.
+ */
+import type { ActionReport, ReadTask } from './read-task.ts';
+
+/** Chunks of stored bytes a task asks for ahead of what it decompresses. */
+export const CHUNKS_AHEAD = 2;
+/** Batches a task hands back before it waits for the main thread to take them. */
+export const BATCHES_AHEAD = 4;
+
+export type ToWorker =
+  | { t: 'start'; id: number; task: ReadTask }
+  | { t: 'chunk'; id: number; data: Uint8Array }
+  /** The object's bytes are all sent, or the download failed (`error`). */
+  | { t: 'end'; id: number; error?: string }
+  /** The main thread took a batch. */
+  | { t: 'credit'; id: number }
+  | { t: 'cancel'; id: number };
+
+export type ToMain =
+  | { t: 'more'; id: number; n: number }
+  /** JSON lines (none when only `actions` has news), and what the task's actions did meanwhile. */
+  | { t: 'batch'; id: number; chunks: Uint8Array[]; count: number; actions?: ActionReport }
+  | { t: 'problem'; id: number; reason: string; detail?: Record<string, unknown> }
+  | { t: 'done'; id: number }
+  | { t: 'failed'; id: number; message: string };

@@ -1,0 +1,123 @@
+/**
+ * The worker thread of read-pool.ts: runs the read tasks the main thread sends it
+ * (read-task.ts), several at once, each fed its object's bytes on demand and handing
+ * back its JSON lines as it makes them. Bundled into read-worker.generated.ts (`npm run
+ * build:workers`) so that it starts the same way from tsx, the tests, the CLI bundle and
+ * the functions' bundles.
+ *
+ * Per task, flow is bounded both ways: it asks for at most CHUNKS_AHEAD chunks ahead, and
+ * keeps at most BATCHES_AHEAD batches unconsumed by the main thread before it waits.
+ */
+import { parentPort } from 'node:worker_threads';
+import type { ActionChain, ActionFailure } from '../actions/chain.ts';
+import { BATCHES_AHEAD, CHUNKS_AHEAD, type ToMain, type ToWorker } from './read-protocol.ts';
+import { type ReadTask, readTaskBatches } from './read-task.ts';
+
+interface Running {
+  chunks: Buffer[];
+  ended: boolean;
+  failed?: string;
+  /** Chunks asked for and not yet received. */
+  asked: number;
+  /** Batches handed back and not yet consumed. */
+  unconsumed: number;
+  /** Waiting for the main thread: the download feeder of zlib and the batch loop may both wait. */
+  waiting: (() => void)[];
+  cancelled: boolean;
+}
+
+const port = parentPort!;
+const running = new Map<number, Running>();
+/** Each job's actions, compiled once in this thread. */
+const chains = new Map<string, ActionChain & { failures: ActionFailure[] }>();
+const post = (message: ToMain, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+
+port.on('message', (message: ToWorker) => {
+  if (message.t === 'start') {
+    const task: Running = {
+      chunks: [],
+      ended: false,
+      asked: 0,
+      unconsumed: 0,
+      cancelled: false,
+      waiting: [],
+    };
+    running.set(message.id, task);
+    void run(message.id, message.task, task);
+    return;
+  }
+  const task = running.get(message.id);
+  if (!task) return;
+  if (message.t === 'chunk') {
+    task.asked--;
+    task.chunks.push(Buffer.from(message.data.buffer, message.data.byteOffset, message.data.byteLength));
+  } else if (message.t === 'end') {
+    task.ended = true;
+    if (message.error !== undefined) task.failed = message.error;
+  } else if (message.t === 'credit') {
+    task.unconsumed--;
+  } else if (message.t === 'cancel') {
+    task.cancelled = true;
+  }
+  const waiting = task.waiting;
+  task.waiting = [];
+  for (const wake of waiting) wake();
+});
+
+async function run(id: number, spec: ReadTask, task: Running): Promise<void> {
+  const waitForMain = () =>
+    new Promise<void>((resolve) => {
+      task.waiting.push(resolve);
+    });
+  const ask = () => {
+    const wanted = CHUNKS_AHEAD - task.chunks.length - task.asked;
+    if (task.ended || wanted <= 0) return;
+    task.asked += wanted;
+    post({ t: 'more', id, n: wanted });
+  };
+  async function* chunks(): AsyncGenerator<Buffer> {
+    for (;;) {
+      ask();
+      const chunk = task.chunks.shift();
+      if (chunk) {
+        yield chunk;
+        continue;
+      }
+      if (task.failed !== undefined) throw new Error(task.failed);
+      if (task.ended || task.cancelled) return;
+      await waitForMain();
+    }
+  }
+  try {
+    for await (const batch of readTaskBatches(
+      spec,
+      chunks(),
+      (reason, detail) => post({ t: 'problem', id, reason, ...(detail ? { detail } : {}) }),
+      chains,
+    )) {
+      while (task.unconsumed >= BATCHES_AHEAD && !task.cancelled) await waitForMain();
+      if (task.cancelled) break;
+      task.unconsumed++;
+      // A batch's buffers are its own (batches.ts allocates them per batch, well above
+      // Buffer's pool size): handed over, not copied.
+      const chunks = (batch.lines?.chunks ?? []).map(
+        (c) => new Uint8Array(c.buffer, c.byteOffset, c.byteLength),
+      );
+      post(
+        {
+          t: 'batch',
+          id,
+          chunks,
+          count: batch.lines?.count ?? 0,
+          ...(batch.actions ? { actions: batch.actions } : {}),
+        },
+        [...new Set(chunks.map((c) => c.buffer as ArrayBuffer))],
+      );
+    }
+    post({ t: 'done', id });
+  } catch (err) {
+    post({ t: 'failed', id, message: (err as Error).message });
+  } finally {
+    running.delete(id);
+  }
+}
