@@ -106,7 +106,11 @@ resource "google_cloudfunctions2_function" "fn" {
     # Cloud Scheduler, the runner only by Pub/Sub's push, the event relay only by Eventarc.
     ingress_settings               = each.value.kind == "http" ? "ALLOW_INTERNAL_AND_GCLB" : "ALLOW_INTERNAL_ONLY"
     all_traffic_on_latest_revision = true
-    environment_variables          = local.common_env
+    # A runner reads objects on one thread per vCPU it is given (functions/runner/cores/): the
+    # instance may see the host's cores, not its share, so the count comes from function_cpu.
+    environment_variables = merge(local.common_env, each.value.kind == "runs" ? {
+      SLUICE_READ_THREADS = tostring(tonumber(var.function_cpu) >= 2 ? floor(tonumber(var.function_cpu)) : 0)
+    } : {})
 
     # The signing keys reach the API functions only: the runner and the relay issue and verify no token.
     dynamic "secret_environment_variables" {
