@@ -78,6 +78,8 @@ export async function spawnGuarded(
   if (onEarlyExit) child.removeListener('exit', onEarlyExit);
   const onParentExit = () => killGroup(child, 'SIGKILL');
   process.once('exit', onParentExit);
+  // A child that ended by itself (a runner that was killed and is started again) needs no killing.
+  void exited.then(() => process.removeListener('exit', onParentExit));
   return {
     name,
     pid: child.pid!,

@@ -24,3 +24,14 @@ it('hands every line to onOutput, also those printed before the ready line', asy
     await child.stop();
   }
 });
+
+it('forgets a child that ended by itself (a runner restarted after each kill added a listener for good)', async () => {
+  const before = process.listenerCount('exit');
+  for (let i = 0; i < 3; i++) {
+    const child = await spawnGuarded('short-lived', 'bash', ['-c', 'echo ready; sleep 0.1'], /ready/);
+    await child.exited;
+  }
+  // The listener goes when the child's exit has been seen, just after `exited` resolves.
+  await new Promise((r) => setImmediate(r));
+  expect(process.listenerCount('exit')).toBe(before);
+});
