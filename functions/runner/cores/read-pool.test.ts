@@ -192,6 +192,25 @@ describe('ReadPool', () => {
     expect(pulled).toBe(afterStop);
   });
 
+  it('lets a thread with nothing to read go, and starts one again for the next object', async () => {
+    const brief = new ReadPool(1, { idleMs: 50 });
+    try {
+      const first = await drain(
+        brief.read(task('h.json'), chunked(Buffer.from('{"h":1}\n'), Math.random), () => {}),
+      );
+      expect(first.count).toBe(1);
+      const deadline = Date.now() + 5_000;
+      while (brief.threads > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(brief.threads).toBe(0);
+      const second = await drain(
+        brief.read(task('i.json'), chunked(Buffer.from('{"i":2}\n'), Math.random), () => {}),
+      );
+      expect(second).toEqual({ text: '{"i":2,"object":"i.json"}\n', count: 1 });
+    } finally {
+      await brief.close();
+    }
+  });
+
   it('is what read-worker.ts bundles to (run `npm run build:workers` after changing what it imports)', async () => {
     expect(readFileSync(READ_WORKER_MODULE, 'utf8')).toBe(renderedWorkerModule(await bundleReadWorker()));
   });

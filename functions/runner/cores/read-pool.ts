@@ -26,12 +26,25 @@ interface Task {
   onWorkerGone(error: Error): void;
 }
 
+/** A thread with nothing to read for this long exits (its memory is given back). */
+const IDLE_MS = 5_000;
+
+export interface ReadPoolOptions {
+  /** How long a thread with nothing to read stays (default 5 s). */
+  idleMs?: number;
+}
+
 class PoolWorker {
   readonly tasks = new Map<number, Task>();
   readonly worker: Worker;
   gone = false;
+  #idle: NodeJS.Timeout | undefined;
 
-  constructor(source: string, onExit: (worker: PoolWorker) => void) {
+  constructor(
+    source: string,
+    private readonly onExit: (worker: PoolWorker) => void,
+    private readonly idleMs: number,
+  ) {
     // No execArgv: the worker needs neither tsx nor the parent's flags (its code is bundled).
     this.worker = new Worker(source, { eval: true, execArgv: [] });
     this.worker.on('message', (message: ToMain) => this.tasks.get(message.id)?.onMessage(message));
@@ -50,12 +63,27 @@ class PoolWorker {
 
   /** A worker with tasks keeps the process alive (their answers are awaited); an idle one does not. */
   add(id: number, task: Task): void {
+    clearTimeout(this.#idle);
     this.tasks.set(id, task);
     if (this.tasks.size === 1) this.worker.ref();
   }
 
   remove(id: number): void {
-    if (this.tasks.delete(id) && this.tasks.size === 0) this.worker.unref();
+    if (!this.tasks.delete(id) || this.tasks.size > 0) return;
+    this.worker.unref();
+    this.#idle = setTimeout(() => void this.retire(), this.idleMs).unref();
+  }
+
+  /** Leaves the pool at once (no task can be given to it any more), then exits. */
+  retire(): Promise<number> {
+    clearTimeout(this.#idle);
+    if (!this.gone) {
+      this.gone = true;
+      for (const task of this.tasks.values()) task.onWorkerGone(new Error('the read pool was closed'));
+      this.tasks.clear();
+      this.onExit(this);
+    }
+    return this.worker.terminate();
   }
 
   post(message: ToWorker, transfer: ArrayBuffer[] = []): void {
@@ -67,7 +95,10 @@ export class ReadPool {
   #workers: PoolWorker[] = [];
   #nextId = 1;
 
-  constructor(readonly size: number) {}
+  constructor(
+    readonly size: number,
+    private readonly options: ReadPoolOptions = {},
+  ) {}
 
   /** The object's JSON lines, read on another core from `raw`, its stored bytes. */
   async *read(
@@ -176,9 +207,13 @@ export class ReadPool {
       // Loaded with the first thread: a process that reads no object never parses it.
       const { READ_WORKER_SOURCE } = await import('./read-worker.generated.ts');
       if (this.#workers.length >= this.size) return this.#leastBusy();
-      const worker = new PoolWorker(READ_WORKER_SOURCE, (dead) => {
-        this.#workers = this.#workers.filter((w) => w !== dead);
-      });
+      const worker = new PoolWorker(
+        READ_WORKER_SOURCE,
+        (dead) => {
+          this.#workers = this.#workers.filter((w) => w !== dead);
+        },
+        this.options.idleMs ?? IDLE_MS,
+      );
       this.#workers.push(worker);
       return worker;
     }
@@ -187,9 +222,12 @@ export class ReadPool {
 
   /** Stops the workers (tests; the process may also just exit). */
   async close(): Promise<void> {
-    const workers = this.#workers;
-    this.#workers = [];
-    await Promise.all(workers.map((w) => w.worker.terminate()));
+    await Promise.all([...this.#workers].map((w) => w.retire()));
+  }
+
+  /** Threads running now. */
+  get threads(): number {
+    return this.#workers.length;
   }
 }
 
