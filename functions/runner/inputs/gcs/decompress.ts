@@ -7,6 +7,7 @@ import { createGunzip } from 'node:zlib';
 import type { RowSlice } from './arrow-rows.ts';
 import type { Preprocessor } from './config.ts';
 import type { ObjectMeta } from './list.ts';
+import { replayed } from './replay.ts';
 
 export type Content =
   | { kind: 'bytes'; chunks: AsyncIterable<Buffer>; base64: boolean }
@@ -72,14 +73,7 @@ async function* gunzipIfGzip(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buff
     head.push(next.value);
     headLength += next.value.length;
   }
-  const rest = (async function* () {
-    yield* head;
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done) return;
-      yield next.value;
-    }
-  })();
+  const rest = replayed(head, iterator);
   const first = Buffer.concat(head);
   if (first.length < 2 || first[0] !== 0x1f || first[1] !== 0x8b) {
     yield* rest;

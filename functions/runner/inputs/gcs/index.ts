@@ -210,21 +210,12 @@ export async function runGcsInput(
     try {
       const onRequest = () => stats.download_requests++;
       const raw = countBytes(downloadBytes(bucket, meta, policy, {}, onRequest), stats);
-      const payload = { ...plan, maxLineBytes: options.maxLineBytes };
-      const task: ReadTask = {
-        meta,
-        preprocessors: plan.preprocessors,
-        payload,
-        shape: plan,
-        ...(ctx.actions ? { actions: { list: ctx.actions.actions, job: ctx.job, worker: ctx.worker } } : {}),
-      };
+      const task = readTask(plan, meta, options.maxLineBytes, ctx);
       // On another core when its events go on as JSON lines (the threads make those, and
       // apply the job's actions) and it is not parquet.
       const batches =
         readPool && ctx.deliverJsonLines && readsOnAnyCore(task)
-          ? readPool.read(taskData(task), raw, problem, (report) =>
-              ctx.actions?.absorb(report.stats, report.failures),
-            )
+          ? readPool.read(task, raw, problem, (report) => ctx.actions?.absorb(report.stats, report.failures))
           : contentEvents(
               preprocess(raw, meta, plan.preprocessors, {
                 parquetSource: () =>
@@ -234,7 +225,7 @@ export async function runGcsInput(
                     return bytes;
                   }),
               }),
-              payload,
+              task.payload,
               sink.format.batcher(plan, meta),
               problem,
             );
@@ -457,17 +448,19 @@ export async function runGcsInput(
 }
 
 /** Only what a read needs, as plain data for another thread (the plan holds regexes and credentials). */
-function taskData(task: ReadTask): ReadTask {
-  const { payloadMode, ignoreLinebreaks, maxLineBytes } = task.payload;
+function readTask(
+  plan: GcsPlan,
+  meta: ObjectMeta,
+  maxLineBytes: number | undefined,
+  ctx: RunContext,
+): ReadTask {
+  const { payloadMode, ignoreLinebreaks, fields, dataField } = plan;
   return {
-    meta: task.meta,
-    preprocessors: task.preprocessors,
+    meta,
+    preprocessors: plan.preprocessors,
     payload: { payloadMode, ignoreLinebreaks, ...(maxLineBytes !== undefined ? { maxLineBytes } : {}) },
-    shape: {
-      fields: task.shape.fields,
-      ...(task.shape.dataField ? { dataField: task.shape.dataField } : {}),
-    },
-    ...(task.actions ? { actions: task.actions } : {}),
+    shape: { fields, ...(dataField ? { dataField } : {}) },
+    ...(ctx.actions ? { actions: { list: ctx.actions.actions, job: ctx.job, worker: ctx.worker } } : {}),
   };
 }
 

@@ -21,6 +21,7 @@ import type { EventBatcher } from './batches.ts';
 import type { PayloadMode } from './config.ts';
 import type { Content } from './decompress.ts';
 import { splitJsonArrays } from './json-array.ts';
+import { replayed } from './replay.ts';
 import { decodeUtf8, MAX_LINE_BYTES, splitLines } from './split.ts';
 
 /** Largest object read as a single event (ignore-linebreaks, binary). */
@@ -205,14 +206,7 @@ async function peekFirstLine(
   }
   const firstLine =
     seen > maxBytes && end === -1 ? '' : Buffer.concat(head).toString('utf8', 0, end === -1 ? seen : end);
-  const rest = (async function* () {
-    yield* head;
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done) return;
-      yield next.value;
-    }
-  })();
+  const rest = replayed(head, iterator);
   return { firstLine, chunks: rest };
 }
 
