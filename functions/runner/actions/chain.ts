@@ -14,6 +14,7 @@
  *   const out = chain.apply(event); // undefined: dropped
  */
 import { type CelProgram, type CelVariables, compileCel } from '../../../shared/job/actions/cel.ts';
+import { NOT_HERE } from '../../../shared/job/actions/cel-fast.ts';
 import { deletePath, getPath, parseFieldPath, setPath } from '../../../shared/job/actions/paths.ts';
 import type { Action } from '../../../shared/job/actions/schema.ts';
 import { compileTimestampFormat } from '../../../shared/job/actions/strftime.ts';
@@ -342,7 +343,21 @@ function programOf(source: string): CelProgram {
   const compiled = compileCel(source);
   // Validation already refused these; a definition that skipped it still fails here, once.
   if (!compiled.ok) throw new Error(`${compiled.message} in ${JSON.stringify(source)}`);
-  return compiled.program;
+  const { program, fast, eventFields } = compiled;
+  if (!fast || !eventFields) return program;
+  // The fast path (shared/job/actions/cel-fast.ts) on the fields it reads; the library where it steps aside.
+  const values: unknown[] = new Array(eventFields.length);
+  return (variables) => {
+    const event = variables.event;
+    for (let f = 0; f < eventFields.length; f++)
+      values[f] = Object.hasOwn(event, eventFields[f]!) ? event[eventFields[f]!] : undefined;
+    try {
+      return fast(values, variables.job, variables.worker);
+    } catch (err) {
+      if (err !== NOT_HERE) throw err;
+    }
+    return program(variables);
+  };
 }
 
 function kindOf(value: unknown): string {

@@ -18,10 +18,12 @@
  *   const edits = lines.apply(scan); // scan.emit(edits.plans, edits.extra, edits.extraLength, ...)
  */
 import { type CelProgram, type CelVariables, compileCel } from '../../../shared/job/actions/cel.ts';
+import { type FastCel, NOT_HERE } from '../../../shared/job/actions/cel-fast.ts';
 import { parseFieldPath } from '../../../shared/job/actions/paths.ts';
 import type { Action } from '../../../shared/job/actions/schema.ts';
 import { ABSENT, DROP_LINE, LEAVE_OUT, MAX_WANTED } from '../inputs/gcs/member-scan.ts';
 import type { RunEvent } from '../types.ts';
+import { JsonBytes } from './json-bytes.ts';
 import { celToJson } from './to-json.ts';
 
 /** The lines of a scan, one at a time (inputs/gcs/member-scan.ts MemberScan). */
@@ -74,14 +76,19 @@ function either(first: Source, otherwise: Source): Source {
   return { kind: 'either', first, otherwise };
 }
 
+/** One expression and the fields it reads, with room for their values on a line. */
+interface Expression {
+  program: CelProgram;
+  /** Undefined: the library evaluates it always. */
+  fast: FastCel | undefined;
+  reads: [string, Source][];
+  /** The current line's values of `reads` (undefined: the line has none). */
+  fieldValues: unknown[];
+}
+
 type Step =
-  | { kind: 'filter'; index: number; program: CelProgram; reads: [string, Source][] }
-  | {
-      kind: 'set';
-      index: number;
-      reads: [string, Source][];
-      sets: { field: string; program: CelProgram; slot: number }[];
-    };
+  | { kind: 'filter'; index: number; expression: Expression }
+  | { kind: 'set'; index: number; sets: { field: string; expression: Expression; slot: number }[] };
 
 /** Undefined when the actions need whole events: other kinds, dotted paths, or `event` used other than by field. */
 export function compileLineChain(
@@ -109,42 +116,40 @@ export function compileLineChain(
   if (conditions.length > MAX_CONDITIONS) return undefined;
   const variantsAt = prefix;
   prefix += (1 << conditions.length) * wanted.length * 8;
-  let extra = Buffer.alloc(Math.max(64 * 1024, prefix * 4));
-  const room = (bytes: number) => {
-    if (bytes <= extra.length) return;
-    const grown = Buffer.alloc(Math.max(extra.length * 2, bytes));
-    extra.copy(grown);
-    extra = grown;
-  };
+  // Written in place: a string per line, encoded afterwards, cost more than the rest of a `set`.
+  const extra = new JsonBytes(Math.max(64 * 1024, prefix * 4));
   keys.forEach((key, w) => {
-    key.copy(extra, keyOffsets[w]);
+    key.copy(extra.bytes, keyOffsets[w]);
   });
   /** Per variant: where its decisions are, and the computed fields that follow (name, slot). */
-  const variants = new Map<number, { decisions: number; computed: number[] }>();
+  const variants: ({ decisions: number; computed: number[] } | undefined)[] = new Array(
+    1 << conditions.length,
+  );
   const variantOf = (scan: ScannedLines): { decisions: number; computed: number[] } => {
     let mask = 0;
     for (let c = 0; c < conditions.length; c++) if (scan.has(conditions[c]!)) mask |= 1 << c;
-    let variant = variants.get(mask);
+    let variant = variants[mask];
     if (variant) return variant;
     const at = variantsAt + mask * wanted.length * 8;
     for (let w = 0; w < wanted.length; w++) {
-      extra.writeUInt32LE(0, at + w * 8);
-      extra.writeUInt32LE(LEAVE_OUT, at + w * 8 + 4);
+      extra.bytes.writeUInt32LE(0, at + w * 8);
+      extra.bytes.writeUInt32LE(LEAVE_OUT, at + w * 8 + 4);
     }
     const computed: number[] = [];
     for (let f = 0; f < wanted.length; f++) {
       const source = resolve(finals[f]!, scan);
       if (source.kind === 'computed') computed.push(f, source.slot);
       if (source.kind !== 'member') continue;
-      extra.writeUInt32LE(keyOffsets[f]!, at + source.id * 8);
-      extra.writeUInt32LE(keys[f]!.length, at + source.id * 8 + 4);
+      extra.bytes.writeUInt32LE(keyOffsets[f]!, at + source.id * 8);
+      extra.bytes.writeUInt32LE(keys[f]!.length, at + source.id * 8 + 4);
     }
     variant = { decisions: at, computed };
-    variants.set(mask, variant);
+    variants[mask] = variant;
     return variant;
   };
   const values: unknown[] = new Array(slots);
-  const appendKeys = wanted.map((name) => `${JSON.stringify(name)}:`);
+  const appendKeys = wanted.map((name) => Buffer.from(`${JSON.stringify(name)}:`));
+  const appendCommaKeys = wanted.map((name) => Buffer.from(`,${JSON.stringify(name)}:`));
   let plans = new Uint32Array(3 * 1024);
 
   const sourceValue = (source: Source, scan: ScannedLines): unknown => {
@@ -159,24 +164,41 @@ export function compileLineChain(
         return ABSENT;
     }
   };
-  const viewOf = (reads: [string, Source][], scan: ScannedLines): RunEvent => {
-    const view: RunEvent = {};
+  /**
+   * An expression's value on the current line: by its fast path (shared/job/actions/cel-fast.ts)
+   * from the values alone, else by the library on an event of the fields it reads.
+   */
+  const evaluate = (expression: Expression, scan: ScannedLines): unknown => {
+    const { reads, fieldValues } = expression;
     for (let r = 0; r < reads.length; r++) {
-      const read = reads[r]!;
-      const value = sourceValue(read[1], scan);
-      if (value !== ABSENT) view[read[0]] = value;
+      const value = sourceValue(reads[r]![1], scan);
+      fieldValues[r] = value === ABSENT ? undefined : value;
     }
-    return view;
+    if (expression.fast) {
+      try {
+        return expression.fast(fieldValues, variables.job, variables.worker);
+      } catch (err) {
+        if (err !== NOT_HERE) throw err;
+      }
+    }
+    const view: RunEvent = {};
+    for (let r = 0; r < reads.length; r++)
+      if (fieldValues[r] !== undefined) view[reads[r]![0]] = fieldValues[r];
+    variables.event = view;
+    try {
+      return expression.program(variables);
+    } finally {
+      variables.event = EMPTY;
+    }
   };
   /** Runs the expressions on the current line: whether it is kept. */
   const run = (scan: ScannedLines, stats: ReturnType<ChainTally['stats']>): boolean => {
     for (let s = 0; s < steps.length; s++) {
       const step = steps[s]!;
-      variables.event = viewOf(step.reads, scan);
       if (step.kind === 'filter') {
         let result: unknown;
         try {
-          result = step.program(variables);
+          result = evaluate(step.expression, scan);
         } catch (err) {
           stats.errors[step.index]!++;
           tally.fail(step.index, undefined, reasonOf(err));
@@ -193,7 +215,7 @@ export function compileLineChain(
       }
       for (const set of step.sets) {
         try {
-          values[set.slot] = celToJson(set.program(variables));
+          values[set.slot] = celToJson(evaluate(set.expression, scan));
         } catch (err) {
           stats.errors[step.index]!++;
           tally.fail(step.index, set.field, reasonOf(err));
@@ -210,15 +232,13 @@ export function compileLineChain(
     apply(scan) {
       if (plans.length < scan.lines * 3) plans = new Uint32Array(scan.lines * 3 * 2);
       const stats = tally.stats();
-      // The appendices of all lines as one string, written once (a write per line costs
-      // more than the line's own work); `plans` hold their offsets in it until then.
-      let appendices = '';
+      // Each kept line's appendix (the members `set` computed) follows the previous one.
+      extra.length = prefix;
       let k = 0;
       let kept = 0;
       while (scan.advance()) {
         stats.events_in++;
         const keep = run(scan, stats);
-        variables.event = EMPTY;
         if (!keep) {
           plans[k * 3] = DROP_LINE;
           plans[k * 3 + 1] = 0;
@@ -229,45 +249,20 @@ export function compileLineChain(
         stats.events_out++;
         kept++;
         const variant = variantOf(scan);
-        const at = appendices.length;
+        const at = extra.length;
         const computed = variant.computed;
         for (let c = 0; c < computed.length; c += 2) {
-          if (c) appendices += ',';
-          appendices += appendKeys[computed[c]!]!;
-          appendices += jsonText(values[computed[c + 1]!]);
+          extra.raw((c ? appendCommaKeys : appendKeys)[computed[c]!]!);
+          extra.json(values[computed[c + 1]!]);
         }
         plans[k * 3] = at;
-        plans[k * 3 + 1] = appendices.length - at;
+        plans[k * 3 + 1] = extra.length - at;
         plans[k * 3 + 2] = variant.decisions;
         k++;
       }
-      room(prefix + appendices.length * 3);
-      const written = extra.write(appendices, prefix);
-      if (written === appendices.length) {
-        // ASCII: characters are bytes, so the offsets hold; they only move past the prefix.
-        for (let p = 0; p < k; p++) if (plans[p * 3] !== DROP_LINE) plans[p * 3]! += prefix;
-      } else {
-        // Some text is not ASCII: each appendix's bytes, one by one.
-        const text = appendices;
-        let at = prefix;
-        for (let p = 0; p < k; p++) {
-          if (plans[p * 3] === DROP_LINE) continue;
-          const start = plans[p * 3]!;
-          const bytes = extra.write(text.slice(start, start + plans[p * 3 + 1]!), at);
-          plans[p * 3] = at;
-          plans[p * 3 + 1] = bytes;
-          at += bytes;
-        }
-      }
-      const length = prefix + written;
-      return { plans, extra, extraLength: length, kept };
+      return { plans, extra: extra.bytes, extraLength: extra.length, kept };
     },
   };
-}
-
-/** A JSON value's text (numbers without JSON.stringify's detour). */
-function jsonText(value: unknown): string {
-  return typeof value === 'number' ? String(value) : JSON.stringify(value);
 }
 
 /** Most members a rename's outcome may depend on (each doubles the decision variants). */
@@ -336,11 +331,11 @@ function planActions(actions: readonly Action[]): LinePlan | undefined {
     }
   };
   const topLevel = (path: string) => parseFieldPath(path).length === 1;
-  const programs = new Map<string, { program: CelProgram; fields: string[] }>();
+  const programs = new Map<string, { program: CelProgram; fast: FastCel | undefined; fields: string[] }>();
   const compile = (source: string) => {
     const compiled = compileCel(source);
     if (!compiled.ok || !compiled.eventFields) return false;
-    programs.set(source, { program: compiled.program, fields: compiled.eventFields });
+    programs.set(source, { program: compiled.program, fast: compiled.fast, fields: compiled.eventFields });
     for (const field of compiled.eventFields) want(field);
     return true;
   };
@@ -372,21 +367,23 @@ function planActions(actions: readonly Action[]): LinePlan | undefined {
   let slots = 0;
   const lookup = (name: string): Source =>
     state.get(name) ?? (keepOthers ? { kind: 'member', id: idOf.get(name)! } : NOTHING_SOURCE);
-  const readsOf = (fields: string[]): [string, Source][] => fields.map((field) => [field, lookup(field)]);
+  const expressionOf = (source: string): Expression => {
+    const { program, fast, fields } = programs.get(source)!;
+    const reads = fields.map((field): [string, Source] => [field, lookup(field)]);
+    return { program, fast, reads, fieldValues: new Array(reads.length) };
+  };
   const steps: Step[] = [];
   actions.forEach((action, index) => {
     if (action.filter !== undefined) {
-      const { program, fields } = programs.get(action.filter)!;
-      steps.push({ kind: 'filter', index, program, reads: readsOf(fields) });
+      steps.push({ kind: 'filter', index, expression: expressionOf(action.filter) });
     } else if (action.set !== undefined) {
-      const entries = Object.entries(action.set);
-      const fields = [...new Set(entries.flatMap(([, source]) => programs.get(source)!.fields))];
-      const sets = entries.map(([field, source]) => ({
+      // Every expression of one `set` reads the event as it was before the action.
+      const sets = Object.entries(action.set).map(([field, source]) => ({
         field,
-        program: programs.get(source)!.program,
+        expression: expressionOf(source),
         slot: slots++,
       }));
-      steps.push({ kind: 'set', index, reads: readsOf(fields), sets });
+      steps.push({ kind: 'set', index, sets });
       for (const set of sets) state.set(set.field, { kind: 'computed', slot: set.slot });
     } else if (action.remove !== undefined) {
       for (const field of action.remove) state.set(field, NOTHING_SOURCE);

@@ -14,6 +14,7 @@
  */
 import { Environment } from '@marcbachmann/cel-js';
 import { compileSafeRegex, type SafeRegex } from '../../regex.ts';
+import { compileFastCel, type FastCel } from './cel-fast.ts';
 
 export interface CelVariables {
   event: Record<string, unknown>;
@@ -34,6 +35,11 @@ export type CelCompiled =
        * `"a" in event`, a macro variable named `event`), so that it may read any field.
        */
       eventFields: string[] | undefined;
+      /**
+       * The expression as closures over `eventFields`' values (cel-fast.ts), for callers that
+       * hold the fields rather than an event; undefined when it needs the library throughout.
+       */
+      fast: FastCel | undefined;
     }
   | { ok: false; message: string /** 0-based offset in the expression. */; offset: number };
 
@@ -77,11 +83,13 @@ export function compileCel(source: string): CelCompiled {
   if (!checked.valid) return problem(checked.error, 'type');
   const regexProblem = useRe2ForMatches(program.ast as unknown as AstNode);
   if (regexProblem) return regexProblem;
+  const eventFields = eventFieldsRead(program.ast as unknown as AstNode);
   return {
     ok: true,
     program: program as CelProgram,
     type: checked.type ?? 'dyn',
-    eventFields: eventFieldsRead(program.ast as unknown as AstNode),
+    eventFields,
+    fast: eventFields && compileFastCel(program.ast, eventFields),
   };
 }
 

@@ -1,0 +1,254 @@
+/**
+ * A fast path for the CEL expressions most actions are made of: `event.name` fields,
+ * literals, comparisons, arithmetic, string concatenation, `!`, `-`, `&&`, `||` and `? :`.
+ * The library's evaluator (`@marcbachmann/cel-js`) walks the tree and looks up an operator
+ * overload by runtime type at each node, for each event; here the tree becomes nested
+ * closures once, when the job is compiled, and the hot case costs a few comparisons.
+ *
+ * The library stays the authority. A closure handles only operands whose outcome is plain
+ * (two doubles, two strings, an int that fits a double against a double, ...); for anything
+ * else (a missing field, a type mismatch, an int overflow, a division by zero, a NaN, a map
+ * or list value) it throws NOT_HERE, and the caller evaluates the same expression with the
+ * library, which gives the value or the error CEL defines. Expressions are side-effect
+ * free, so evaluating one again from the start changes nothing.
+ *
+ * Values are the library's: doubles are numbers, ints are BigInts.
+ *
+ * @example
+ *   const fast = compileFastCel(program.ast, ['status']); // undefined: always use the library
+ *   try { fast([503], 'job-1', 'w-1') } catch (e) { if (e === NOT_HERE) program(variables) }
+ */
+
+/** Thrown when an operand is not one the fast path decides alone. */
+export const NOT_HERE: unique symbol = Symbol('not-here');
+
+/**
+ * `fields` holds the event's values of the names given at compile time, in that order
+ * (`undefined` when the event has none).
+ */
+export type FastCel = (fields: readonly unknown[], job: string, worker: string) => unknown;
+
+/** The parts of the library's AST node read here. */
+interface Node {
+  op: string;
+  args: unknown;
+}
+
+type Closure = FastCel;
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+/** Ints in this range convert to doubles exactly. */
+const EXACT_MIN = -(2n ** 53n);
+const EXACT_MAX = 2n ** 53n;
+
+function notHere(): never {
+  throw NOT_HERE;
+}
+
+/** Undefined when the expression uses anything the fast path does not take. */
+export function compileFastCel(ast: unknown, fields: readonly string[]): FastCel | undefined {
+  try {
+    return build(ast as Node, fields);
+  } catch (err) {
+    if (err === UNSUPPORTED) return undefined;
+    throw err;
+  }
+}
+
+const UNSUPPORTED = Symbol('unsupported');
+
+function unsupported(): never {
+  throw UNSUPPORTED;
+}
+
+function isNode(value: unknown): value is Node {
+  return typeof value === 'object' && value !== null && typeof (value as Node).op === 'string';
+}
+
+function build(node: Node, fields: readonly string[]): Closure {
+  if (!isNode(node)) unsupported();
+  const args = node.args as unknown[];
+  switch (node.op) {
+    case 'value':
+      return literal(node.args);
+    case 'id':
+      if (node.args === 'job') return (_f, job) => job;
+      if (node.args === 'worker') return (_f, _j, worker) => worker;
+      return unsupported();
+    case '.':
+    case '[]': {
+      const target = args[0] as Node;
+      if (!isNode(target) || target.op !== 'id' || target.args !== 'event') unsupported();
+      const key = node.op === '.' ? args[1] : stringLiteral(args[1]);
+      if (typeof key !== 'string') unsupported();
+      const at = fields.indexOf(key);
+      if (at < 0) unsupported();
+      return (values) => {
+        const value = values[at];
+        // Maps and lists (and a missing field) are the library's.
+        if (value === undefined || (typeof value === 'object' && value !== null)) notHere();
+        return value;
+      };
+    }
+    case '!_': {
+      const operand = build(args as unknown as Node, fields);
+      return (f, j, w) => {
+        const value = operand(f, j, w);
+        return typeof value === 'boolean' ? !value : notHere();
+      };
+    }
+    case '-_': {
+      const operand = build(args as unknown as Node, fields);
+      return (f, j, w) => {
+        const value = operand(f, j, w);
+        if (typeof value === 'number') return -value;
+        if (typeof value === 'bigint' && value !== INT64_MIN) return -value;
+        return notHere();
+      };
+    }
+    case '&&':
+    case '||': {
+      const left = build(args[0] as Node, fields);
+      const right = build(args[1] as Node, fields);
+      // CEL's && and || absorb an error on one side when the other decides; such cases
+      // (a side that is not a bool) are the library's.
+      const decides = node.op === '||';
+      return (f, j, w) => {
+        const first = left(f, j, w);
+        if (typeof first !== 'boolean') notHere();
+        if (first === decides) return first;
+        const second = right(f, j, w);
+        return typeof second === 'boolean' ? second : notHere();
+      };
+    }
+    case '?:': {
+      const [condition, then, otherwise] = (args as Node[]).map((arg) => build(arg, fields));
+      return (f, j, w) => {
+        const test = condition!(f, j, w);
+        if (typeof test !== 'boolean') notHere();
+        return test ? then!(f, j, w) : otherwise!(f, j, w);
+      };
+    }
+    case '==':
+    case '!=': {
+      const left = build(args[0] as Node, fields);
+      const right = build(args[1] as Node, fields);
+      const negate = node.op === '!=';
+      return (f, j, w) => {
+        const equal = same(left(f, j, w), right(f, j, w));
+        return negate ? !equal : equal;
+      };
+    }
+    case '<':
+    case '<=':
+    case '>':
+    case '>=':
+      return comparison(node.op, build(args[0] as Node, fields), build(args[1] as Node, fields));
+    case '+':
+    case '-':
+    case '*':
+    case '/':
+    case '%':
+      return arithmetic(node.op, build(args[0] as Node, fields), build(args[1] as Node, fields));
+    default:
+      return unsupported();
+  }
+}
+
+function literal(value: unknown): Closure {
+  switch (typeof value) {
+    case 'number':
+    case 'bigint':
+    case 'string':
+    case 'boolean':
+      return () => value;
+    default:
+      return value === null ? () => null : unsupported();
+  }
+}
+
+function stringLiteral(value: unknown): string | undefined {
+  return isNode(value) && value.op === 'value' && typeof value.args === 'string' ? value.args : undefined;
+}
+
+/** CEL equality for operands the fast path decides: same kind, or an exact int against a double. */
+function same(a: unknown, b: unknown): boolean {
+  const kind = typeof a;
+  if (kind === typeof b) {
+    if (kind === 'number' || kind === 'string' || kind === 'boolean' || kind === 'bigint') return a === b;
+    if (a === null && b === null) return true;
+    return notHere();
+  }
+  return toDouble(a, b) === toDouble(b, a);
+}
+
+/**
+ * A double for an int compared with a double (exact within ±2^53), the double itself;
+ * anything else is the library's.
+ */
+function toDouble(value: unknown, other: unknown): number {
+  if (typeof value === 'number' && typeof other === 'bigint') return value;
+  if (typeof value === 'bigint' && typeof other === 'number' && value >= EXACT_MIN && value <= EXACT_MAX)
+    return Number(value);
+  return notHere();
+}
+
+function comparison(op: string, left: Closure, right: Closure): Closure {
+  const test =
+    op === '<'
+      ? (a: number | bigint, b: number | bigint) => a < b
+      : op === '<='
+        ? (a: number | bigint, b: number | bigint) => a <= b
+        : op === '>'
+          ? (a: number | bigint, b: number | bigint) => a > b
+          : (a: number | bigint, b: number | bigint) => a >= b;
+  return (f, j, w) => {
+    const a = left(f, j, w);
+    const b = right(f, j, w);
+    // NaN, strings (CEL orders by code point, JavaScript by UTF-16 unit) and the rest are the library's.
+    if (typeof a === 'number' && !Number.isNaN(a)) {
+      if (typeof b === 'number' && !Number.isNaN(b)) return test(a, b);
+      if (typeof b === 'bigint') return test(a, toDouble(b, a));
+    } else if (typeof a === 'bigint') {
+      if (typeof b === 'bigint') return test(a, b);
+      if (typeof b === 'number' && !Number.isNaN(b)) return test(toDouble(a, b), b);
+    }
+    return notHere();
+  };
+}
+
+function arithmetic(op: string, left: Closure, right: Closure): Closure {
+  const doubles: ((a: number, b: number) => number) | undefined =
+    op === '+'
+      ? (a, b) => a + b
+      : op === '-'
+        ? (a, b) => a - b
+        : op === '*'
+          ? (a, b) => a * b
+          : op === '/'
+            ? (a, b) => a / b
+            : undefined; // CEL has no double %
+  const ints: (a: bigint, b: bigint) => bigint | undefined =
+    op === '+'
+      ? (a, b) => a + b
+      : op === '-'
+        ? (a, b) => a - b
+        : op === '*'
+          ? (a, b) => a * b
+          : op === '/'
+            ? (a, b) => (b === 0n ? undefined : a / b)
+            : (a, b) => (b === 0n ? undefined : a % b);
+  const concatenates = op === '+';
+  return (f, j, w) => {
+    const a = left(f, j, w);
+    const b = right(f, j, w);
+    if (typeof a === 'number' && typeof b === 'number' && doubles) return doubles(a, b);
+    if (typeof a === 'bigint' && typeof b === 'bigint') {
+      const result = ints(a, b);
+      if (result !== undefined && result >= INT64_MIN && result <= INT64_MAX) return result;
+    }
+    if (concatenates && typeof a === 'string' && typeof b === 'string') return a + b;
+    return notHere();
+  };
+}
