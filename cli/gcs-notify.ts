@@ -13,6 +13,7 @@
  */
 import type { PubSub } from '@google-cloud/pubsub';
 import type { Storage } from '@google-cloud/storage';
+import { WAKE_PATH } from '../shared/runs/wake.ts';
 
 export interface NotifyRequest {
   bucket: string;
@@ -21,6 +22,21 @@ export interface NotifyRequest {
   project: string;
   /** Only objects whose names start with it. */
   prefix?: string;
+  /**
+   * For a job without a trigger on the `cloud` worker: a second subscription on the topic
+   * that pushes each notification to the runner function, which wakes the job
+   * (functions/runs/wake.ts).
+   */
+  wake?: WakeRequest;
+}
+
+export interface WakeRequest {
+  /** The runner function's URL (terraform output `runner_url`). */
+  runnerUrl: string;
+  tenant: string;
+  job: string;
+  /** The identity whose OIDC token the push carries (terraform output `run_push_service_account`). */
+  serviceAccount?: string;
 }
 
 export interface NotifySetup {
@@ -28,6 +44,8 @@ export interface NotifySetup {
   topic: string;
   subscription: string;
   notification: string;
+  /** The push subscription that wakes the job (with `wake`). */
+  wakeSubscription?: string;
   /** What this call made (the rest existed). */
   created: string[];
 }
@@ -94,7 +112,45 @@ export async function setUpBucketNotifications(
     notification = made.id!;
     created.push('notification config');
   }
-  return { bucket: request.bucket, topic: topicName, subscription: subscriptionName, notification, created };
+  let wakeSubscription: string | undefined;
+  if (request.wake) {
+    wakeSubscription = `${subscriptionName}-wake`;
+    const wake = pubsub.subscription(wakeSubscription);
+    const pushConfig = {
+      pushEndpoint: wakeEndpoint(request.wake),
+      ...(request.wake.serviceAccount
+        ? { oidcToken: { serviceAccountEmail: request.wake.serviceAccount } }
+        : {}),
+    };
+    if (!(await wake.exists())[0]) {
+      // Back-off for a wake that comes while the job runs (answered "later"): the run that
+      // follows reads what is waiting.
+      await topic.createSubscription(wakeSubscription, {
+        ackDeadlineSeconds: 60,
+        pushConfig,
+        retryPolicy: { minimumBackoff: { seconds: 10 }, maximumBackoff: { seconds: 300 } },
+      });
+      created.push('wake subscription');
+    } else {
+      await wake.modifyPushConfig(pushConfig);
+    }
+  }
+  return {
+    bucket: request.bucket,
+    topic: topicName,
+    subscription: subscriptionName,
+    notification,
+    ...(wakeSubscription ? { wakeSubscription } : {}),
+    created,
+  };
+}
+
+/** `RUNNER_URL/wake?tenant=T&job=J` (shared/runs/wake.ts). */
+export function wakeEndpoint(wake: WakeRequest): string {
+  const url = new URL(wake.runnerUrl);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${WAKE_PATH}`;
+  url.search = new URLSearchParams({ tenant: wake.tenant, job: wake.job }).toString();
+  return url.toString();
 }
 
 /** A problem the operator can fix (exit 1 with the message). */

@@ -32,3 +32,13 @@ output "secrets" {
   description = "Secret Manager secrets to fill (DEPLOY.md)."
   value       = local.secret_ids
 }
+
+# For `sluice gcs notify BUCKET --job NAME --tenant T --wake RUNNER_URL --push-service-account EMAIL`:
+# object notifications wake a job without a trigger on the cloud worker (functions/runs/wake.ts).
+output "runner_url" {
+  value = google_cloudfunctions2_function.fn["runner"].service_config[0].uri
+}
+
+output "run_push_service_account" {
+  value = google_service_account.run_push.email
+}

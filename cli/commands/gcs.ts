@@ -8,7 +8,7 @@ import { Option } from 'commander';
 import { BUCKET_NAME } from '../../shared/job/inputs/gcs.ts';
 import { JOB_NAME } from '../../shared/job/schema.ts';
 import { CliError } from '../exit-codes.ts';
-import { NotifySetupError, setUpBucketNotifications } from '../gcs-notify.ts';
+import { NotifySetupError, setUpBucketNotifications, type WakeRequest } from '../gcs-notify.ts';
 import { printResult } from '../output.ts';
 import type { CommandGroup } from './index.ts';
 
@@ -29,6 +29,15 @@ export const gcsCommands: CommandGroup = (program, wrap) => {
     .option('--project <id>', 'project of the topic and subscription (default: $GOOGLE_CLOUD_PROJECT)')
     .option('--prefix <prefix>', 'only objects whose names start with it')
     .option('--name <name>', 'topic and subscription name (default: sluice-gcs-<job>)')
+    .option(
+      '--wake <runner-url>',
+      'for a job without a trigger on the cloud worker: also push each notification to the runner function (terraform output runner_url), which wakes the job',
+    )
+    .option('--tenant <id>', 'with --wake: the tenant the job belongs to')
+    .option(
+      '--push-service-account <email>',
+      'with --wake: the identity the pushes carry (terraform output run_push_service_account)',
+    )
     .description(
       "Create a Pub/Sub topic and subscription for a bucket's new objects, let Cloud Storage publish to it, and add the bucket's notification config (idempotent)",
     )
@@ -39,11 +48,17 @@ export const gcsCommands: CommandGroup = (program, wrap) => {
           project: given,
           prefix,
           name: chosen,
+          wake: runnerUrl,
+          tenant,
+          pushServiceAccount,
         } = options as {
           job: string;
           project?: string;
           prefix?: string;
           name?: string;
+          wake?: string;
+          tenant?: string;
+          pushServiceAccount?: string;
         };
         if (!BUCKET_NAME.test(bucket as string))
           throw CliError.usage(`"${bucket}" is not a bucket name (3-63 lowercase letters, digits, - _ .)`);
@@ -53,6 +68,7 @@ export const gcsCommands: CommandGroup = (program, wrap) => {
           throw CliError.usage(
             `"${name}" is not a Pub/Sub name (a letter, then 2-254 of letters, digits, - _ . ~ + %)`,
           );
+        const wake = wakeRequest(job, runnerUrl, tenant, pushServiceAccount);
         const project = given ?? ctx.env.GOOGLE_CLOUD_PROJECT ?? ctx.env.PUBSUB_PROJECT_ID;
         if (!project)
           throw CliError.usage('which project? pass --project PROJECT_ID (or set GOOGLE_CLOUD_PROJECT)');
@@ -71,13 +87,19 @@ export const gcsCommands: CommandGroup = (program, wrap) => {
         const pubsub = new PubSub({ projectId: project });
         try {
           const setup = await setUpBucketNotifications(
-            { bucket: bucket as string, name, project, ...(prefix ? { prefix } : {}) },
+            {
+              bucket: bucket as string,
+              name,
+              project,
+              ...(prefix ? { prefix } : {}),
+              ...(wake ? { wake } : {}),
+            },
             { storage, pubsub },
             ctx.env,
           );
           printResult(ctx.io, setup, ctx.globals.output);
           ctx.io.stderr(
-            `${setup.created.length ? `created: ${setup.created.join(', ')}` : 'everything was set up already'}\nadd to the job's gcs input (fingerprinting: true is needed too):\n  notifications:\n    subscription: ${setup.subscription}\n`,
+            `${setup.created.length ? `created: ${setup.created.join(', ')}` : 'everything was set up already'}\nadd to the job's gcs input (fingerprinting: true is needed too):\n  notifications:\n    subscription: ${setup.subscription}\n${setup.wakeSubscription ? `each notification also wakes job ${job} on the cloud worker (through ${setup.wakeSubscription})\n` : ''}`,
           );
         } catch (err) {
           if (err instanceof NotifySetupError) throw new CliError(err.message);
@@ -91,3 +113,31 @@ export const gcsCommands: CommandGroup = (program, wrap) => {
       }),
     );
 };
+
+/** The wake options, checked together: all or none of URL and tenant. */
+function wakeRequest(
+  job: string,
+  runnerUrl: string | undefined,
+  tenant: string | undefined,
+  serviceAccount: string | undefined,
+): WakeRequest | undefined {
+  if (runnerUrl === undefined) {
+    if (tenant !== undefined || serviceAccount !== undefined)
+      throw CliError.usage('--tenant and --push-service-account go with --wake RUNNER_URL');
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(runnerUrl);
+  } catch {
+    throw CliError.usage(
+      `--wake: "${runnerUrl}" is not a URL (the runner function's, terraform output runner_url)`,
+    );
+  }
+  if (url.protocol !== 'https:' && url.hostname !== 'localhost' && url.hostname !== '127.0.0.1')
+    throw CliError.usage('--wake: the runner URL must be https (Pub/Sub pushes with a token)');
+  if (url.search || url.username || url.password)
+    throw CliError.usage('--wake: give the runner URL without a query or credentials');
+  if (!tenant) throw CliError.usage('--wake needs --tenant ID (the tenant the job belongs to)');
+  return { runnerUrl, tenant, job, ...(serviceAccount ? { serviceAccount } : {}) };
+}

@@ -7,6 +7,9 @@
  * function serves both subscriptions. Cloud Run checks the push's OIDC token: only the push
  * identity may invoke the function.
  *
+ * It also takes the object notifications that wake jobs without a trigger (`/wake`,
+ * runs/wake.ts).
+ *
  * Answers: 204 when the request is done with (run, not due, refused, delayed, or not a run
  * request at all: nothing to retry), 500 when Pub/Sub should deliver it again (the run failed).
  *
@@ -17,9 +20,11 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseRunRequest } from '../../shared/runs/run-request.ts';
+import { WAKE_PATH, WakeTargetSchema } from '../../shared/runs/wake.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { RUN_DEAD_LETTER_SUBSCRIPTION, RUN_MAX_DELIVERY_ATTEMPTS } from '../runs/run-channel.ts';
 import { handleDeadRunRequest, handleRunRequest } from '../runs/runner.ts';
+import { handleNotificationWake } from '../runs/wake.ts';
 import { cloudDeps } from './http-function.ts';
 
 /** Pub/Sub's push body (https://cloud.google.com/pubsub/docs/push#receive_push). */
@@ -36,6 +41,8 @@ export function runnerFunction(deps: AppDeps = cloudDeps()) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const body = await readBody(req);
     const push = body as PushBody | undefined;
+    if (new URL(req.url ?? '/', 'http://runner').pathname.endsWith(WAKE_PATH))
+      return await wake(deps, req, res, push);
     const parsed = parseRunRequest(Buffer.from(push?.message?.data ?? '', 'base64'));
     if (!parsed.ok) {
       deps.logger.warn(
@@ -60,6 +67,31 @@ export function runnerFunction(deps: AppDeps = cloudDeps()) {
       reply(res, 500);
     }
   };
+}
+
+/**
+ * Object notifications of a job without a trigger, pushed by the wake subscription that
+ * `sluice gcs notify --wake` makes (`RUNNER_URL/wake?tenant=T&job=J`): 204 when done with,
+ * 500 when a run of the job is going on (Pub/Sub brings the notification back later).
+ */
+async function wake(deps: AppDeps, req: IncomingMessage, res: ServerResponse, push: PushBody | undefined) {
+  const query = new URL(req.url ?? '/', 'http://runner').searchParams;
+  const target = WakeTargetSchema.safeParse({ tenant: query.get('tenant'), job: query.get('job') });
+  if (!target.success) {
+    deps.logger.warn({ message: push?.message?.messageId }, 'a wake push names no job; dropped');
+    return reply(res, 204);
+  }
+  try {
+    const { ack, decision } = await handleNotificationWake(deps, target.data);
+    deps.logger.debug({ job: target.data.job, decision }, 'notification wake');
+    reply(res, ack ? 204 : 500);
+  } catch (err) {
+    deps.logger.error(
+      { err, job: target.data.job },
+      'a notification wake could not be handled; Pub/Sub will retry',
+    );
+    reply(res, 500);
+  }
 }
 
 async function readBody(req: IncomingMessage): Promise<unknown> {

@@ -10,7 +10,7 @@
  * the function's identity or files).
  */
 import type { DocumentSnapshot, Firestore } from '@google-cloud/firestore';
-import { cloudWorkerProblems } from '../../shared/job/cloud-worker-rules.ts';
+import { cloudWorkerProblems, wokenByNotifications } from '../../shared/job/cloud-worker-rules.ts';
 import { triggerOf } from '../../shared/job/schema.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { ContextStore } from '../contexts/store.ts';
@@ -62,6 +62,7 @@ export async function renderCloudJob(
     ok: true,
     job: { tenant, name: record.name, version: staged.version, definition: values.definition },
     redact: values.redact,
-    runsOnce: !triggerOf(values.definition),
+    // A job woken by notifications runs again when they come: idle between runs, not stopped.
+    runsOnce: !triggerOf(values.definition) && !wokenByNotifications(values.definition),
   };
 }

@@ -136,7 +136,11 @@ export async function handleRunRequest(
             request: () => Promise.reject(new Error('a part hands nothing over')),
           },
         }
-      : { ...rendered.job, shards: parts!.control };
+      : {
+          ...rendered.job,
+          shards: parts!.control,
+          ...(request.reason === 'notified' ? { woken: true } : {}),
+        };
     /** A sharded run's `job-run-ended` comes once, with the totals of its parts (shards.ts). */
     let ended: Record<string, unknown> | undefined;
     const result = await runScheduledJob(
@@ -144,7 +148,9 @@ export async function handleRunRequest(
         db,
         print: context.print ?? createPrintOutput(process.stdout),
         egress,
-        inputFor: (scheduled) => inputFor(scheduled.definition, { egress }),
+        // A job woken by notifications reads what is waiting, then ends when quiet.
+        inputFor: (scheduled) =>
+          inputFor(scheduled.definition, { egress, gcs: { notificationsEndWhenQuiet: true } }),
         owner: run,
         leaseMs,
         async runStarting() {

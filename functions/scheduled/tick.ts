@@ -55,6 +55,11 @@ export interface ScheduledJob {
    * (parts go on side by side), is always due, and leaves the job's schedule state alone.
    */
   partId?: string;
+  /**
+   * Set when notifications came for a job that reads them without a trigger
+   * (functions/runs/wake.ts): the run is due although the version already ran once.
+   */
+  woken?: boolean;
 }
 
 export interface ScheduledDeps {
@@ -188,7 +193,7 @@ async function runOne(
         afterTickRun(trigger, state, { startedMs, endedMs: now(), offsetMs, version, completed: true }),
         { offsetMs, version, firstSeenMs: startedMs },
       );
-    if (!job.partId && !dueOnTick(trigger, state, { nowMs: startedMs, offsetMs, version })) {
+    if (!job.partId && !job.woken && !dueOnTick(trigger, state, { nowMs: startedMs, offsetMs, version })) {
       // The reference of a first interval or cron run: when a tick first saw the job.
       if (state.first_seen_ms === undefined)
         await stateDoc.set({ first_seen_ms: startedMs }, { merge: true });

@@ -20,7 +20,6 @@ export function cloudWorkerProblems(definition: { input?: unknown; output?: unkn
   const output = (definition.output ?? {}) as Record<string, unknown>;
   const problems: ErrorDetail[] = [
     ...messageTriggerProblems(input),
-    ...untriggeredNotificationProblems(input.gcs),
     ...credentialProblems(input.gcs, 'input.gcs', 'a gcs job'),
     ...credentialProblems(output.gcs, 'output.gcs', 'a gcs output'),
     ...credentialProblems(output.pubsub, 'output.pubsub', 'a pubsub output'),
@@ -50,20 +49,14 @@ function messageTriggerProblems(input: Record<string, unknown>): ErrorDetail[] {
 }
 
 /**
- * Without a trigger a notified gcs input reads until it is stopped; the cloud worker runs
- * each job inside a tick's time budget, so there it must have a trigger (each run then reads
- * the notifications that are waiting).
+ * A notified `gcs` input without a trigger reads until it is stopped on a worker of its
+ * own; the cloud worker runs it when its notifications come instead (functions/runs/wake.ts:
+ * a push of the bucket's topic requests a run, which reads what is waiting and ends when
+ * quiet). Such a job is "woken", and needs no trigger there.
  */
-function untriggeredNotificationProblems(gcs: unknown): ErrorDetail[] {
-  const input = gcs as { notifications?: unknown; trigger?: unknown } | undefined;
-  if (!input?.notifications || input.trigger !== undefined) return [];
-  return [
-    {
-      path: 'input.gcs.notifications',
-      message:
-        'without a trigger, a gcs input with notifications reads until stopped; the cloud worker runs jobs on a clock: add a trigger (e.g. interval: {duration: 1m}) or deploy the job to a worker of your own',
-    },
-  ];
+export function wokenByNotifications(definition: { input?: unknown }): boolean {
+  const gcs = (definition.input as { gcs?: { notifications?: unknown; trigger?: unknown } } | undefined)?.gcs;
+  return Boolean(gcs?.notifications) && gcs?.trigger === undefined;
 }
 
 /** A component that reaches Google must bring its own key, not a file and not the function's identity. */

@@ -20,9 +20,10 @@ export const RunRequestSchema = z
     requested_ms: z.number().int().nonnegative(),
     /**
      * `due`: the tick found it due; `continue`: the previous run stopped at its budget;
-     * `part`: a run handed these objects over (`part`).
+     * `part`: a run handed these objects over (`part`); `notified`: object notifications
+     * came for a job without a trigger that reads them (runs/wake.ts).
      */
-    reason: z.enum(['due', 'continue', 'part']),
+    reason: z.enum(['due', 'continue', 'part', 'notified']),
     part: z
       .object({
         /** The run that handed the objects over, and the part's number in it. */

@@ -92,5 +92,51 @@ describe('sluice gcs notify', () => {
     });
     expect(noProject.code).toBe(2);
     expect(noProject.stderr).toContain('--project');
+
+    // --wake needs a tenant and a plain URL; nothing is made when they are wrong.
+    const bucket = `wake-bad-${randomUUID().slice(0, 8)}`;
+    await storage.createBucket(bucket);
+    for (const [args, says] of [
+      [['--wake', 'https://runner.example.com'], '--wake needs --tenant'],
+      [['--wake', 'not a url', '--tenant', 'acme'], 'is not a URL'],
+      [['--wake', 'http://runner.example.com', '--tenant', 'acme'], 'must be https'],
+      [['--wake', 'https://runner.example.com/?token=x', '--tenant', 'acme'], 'without a query'],
+      [['--tenant', 'acme'], 'go with --wake'],
+    ] as const) {
+      const bad = await notify([bucket, '--job', 'wake-bad', ...args]);
+      expect(bad.code, args.join(' ')).toBe(2);
+      expect(bad.stderr, args.join(' ')).toContain(says);
+    }
+    expect((await pubsub.topic('sluice-gcs-wake-bad').exists())[0]).toBe(false);
+    expect((await storage.bucket(bucket).getNotifications())[0]).toEqual([]);
+  });
+
+  it('--wake adds a push subscription to the runner function that names the tenant and job', async () => {
+    const bucket = `wake-${randomUUID().slice(0, 8)}`;
+    await storage.createBucket(bucket);
+    const made = await notify([
+      bucket,
+      '--job',
+      'woken',
+      '--tenant',
+      'acme',
+      '--wake',
+      'https://runner-abc.a.run.app',
+      '--push-service-account',
+      'push@p.iam.gserviceaccount.com',
+      '-o',
+      'json',
+    ]);
+    expect(made.code, made.stderr).toBe(0);
+    const setup = JSON.parse(made.stdout);
+    expect(setup).toMatchObject({
+      wakeSubscription: `projects/${PROJECT}/subscriptions/sluice-gcs-woken-wake`,
+      created: ['topic', 'subscription', 'notification config', 'wake subscription'],
+    });
+    expect(made.stderr).toContain('also wakes job woken on the cloud worker');
+    const [metadata] = await pubsub.subscription(setup.wakeSubscription).getMetadata();
+    expect(metadata.pushConfig?.pushEndpoint).toBe('https://runner-abc.a.run.app/wake?tenant=acme&job=woken');
+    expect(metadata.pushConfig?.oidcToken?.serviceAccountEmail).toBe('push@p.iam.gserviceaccount.com');
+    expect(metadata.topic).toBe(setup.topic);
   });
 });

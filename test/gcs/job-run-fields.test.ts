@@ -464,6 +464,33 @@ describe.concurrent('sluice job run: payloads, fields and preprocessors (gcs)', 
     });
   });
 
+  it('sluice job run prints objects in listing order by default, each one whole, although they are read at once', async () => {
+    // A large first object and small ones after it: read side by side, the small ones are
+    // done long before the first, so only ordering keeps them after it.
+    const big = Array.from({ length: 60_000 }, (_, n) => `{"n":${n}}`).join('\n');
+    const bucket = await bucketWith({
+      'a.json.gz': gzipSync(`${big}\n`),
+      'b.json': '{"n":"b1"}\n{"n":"b2"}\n',
+      'c.json': '{"n":"c1"}\n',
+      'd.json': '{"n":"d1"}\n',
+    });
+    const r = await sluice(
+      jobFile(
+        unique('ordered'),
+        'object-names: []\npreprocessors: [extension]\nobject-name-field: object',
+        bucket,
+      ),
+    );
+    expect(r.code).toBe(0);
+    const objects = r.events.map((e) => e.object);
+    const firstOf = (name: string) => objects.indexOf(name);
+    expect([firstOf('a.json.gz'), firstOf('b.json'), firstOf('c.json'), firstOf('d.json')]).toEqual([
+      0, 60_000, 60_002, 60_003,
+    ]);
+    expect(r.events.slice(60_000).map((e) => e.n)).toEqual(['b1', 'b2', 'c1', 'd1']);
+    expect(r.events.slice(0, 60_000).every((e, n) => e.n === n)).toBe(true);
+  });
+
   it('preprocessors: extension picks gzip for .gz, parquet for .parquet and .parquet.gz, nothing otherwise', async () => {
     const parquet = await writeParquet(
       "SELECT i AS id, 'x' || i AS label, i::BIGINT * 1000000000000 AS big FROM range(5) t(i)",

@@ -10,7 +10,7 @@ import { PubSub } from '@google-cloud/pubsub';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKFILL_WATERMARK } from '../../functions/runner/inputs/gcs/index.ts';
 import type { RunEvent } from '../../functions/runner/types.ts';
-import { cloudWorkerProblems } from '../../shared/job/cloud-worker-rules.ts';
+import { cloudWorkerProblems, wokenByNotifications } from '../../shared/job/cloud-worker-rules.ts';
 import { until } from '../helpers/until.ts';
 import { type GcsTestEnv, gcsTestEnv, memoryFingerprints, memoryWatermarks } from './helpers.ts';
 
@@ -140,7 +140,7 @@ describe('gcs input with notifications', () => {
     expect(error?.message).toContain(missing.split('/').pop());
   });
 
-  it('is refused without fingerprinting, with download-objects, and untriggered on the cloud worker', async () => {
+  it('is refused without fingerprinting and with download-objects; on the cloud worker, untriggered ones are woken', async () => {
     const { validateJob } = await import('../../shared/job/index.ts');
     const job = (gcs: Record<string, unknown>) =>
       validateJob(
@@ -168,13 +168,16 @@ describe('gcs input with notifications', () => {
     expect(JSON.stringify(badName)).toContain('must be a Pub/Sub subscription');
     const valid = job({ fingerprinting: true });
     expect(valid.ok).toBe(true);
-    // The cloud worker runs jobs on a clock: there a notified input needs a trigger.
+    // On the cloud worker a notified input runs on its trigger, or without one when its
+    // notifications wake it (test/runs/wake.test.ts).
     const gcs = {
       notifications: { subscription: 'uploads' },
       credentials: { 'service-account': { key: 'k' } },
     };
-    expect(cloudWorkerProblems({ input: { gcs } }).map((p) => p.path)).toEqual(['input.gcs.notifications']);
+    expect(cloudWorkerProblems({ input: { gcs } })).toEqual([]);
+    expect(wokenByNotifications({ input: { gcs } })).toBe(true);
     const triggered = { ...gcs, trigger: { interval: { duration: '1m' } } };
     expect(cloudWorkerProblems({ input: { gcs: triggered } })).toEqual([]);
+    expect(wokenByNotifications({ input: { gcs: triggered } })).toBe(false);
   });
 });

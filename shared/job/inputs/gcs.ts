@@ -168,7 +168,7 @@ export function gcsInputSchema(f: Fields) {
           ),
         ordered: f
           .boolean(
-            "When true the output gets each object's events together, objects in listing order, although several are read at once (objects read ahead of their turn hold at most 100,000 events together, then wait). Default false: objects' events may interleave, which is faster.",
+            "When true the output gets each object's events together, objects in listing order, although several are read at once (objects read ahead of their turn hold at most 100,000 events together, then wait). Default false on workers: objects' events may interleave, which is faster; sluice job run defaults to true.",
           )
           .optional(),
         trigger: triggerSchema(f).optional(),

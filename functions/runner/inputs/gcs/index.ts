@@ -60,6 +60,11 @@ export interface GcsInputOptions {
   maxLineBytes?: number;
   /** With `notifications` and a trigger: quiet time that ends a run (default 1 s). */
   notificationIdleMs?: number;
+  /**
+   * With `notifications` and no trigger: end the run when quiet too, rather than read until
+   * stopped (the `cloud` worker, where notifications wake a run: functions/runs/wake.ts).
+   */
+  notificationsEndWhenQuiet?: boolean;
   /** Threads that read objects (default: the process's, one per core); null: the main thread only. */
   readPool?: ReadPool | null;
 }
@@ -420,7 +425,7 @@ export async function runGcsInput(
     }
     if (notifications) {
       const pages = notificationPages(plan, ctx.signal, {
-        untilStopped: !plan.triggered,
+        untilStopped: !plan.triggered && !options.notificationsEndWhenQuiet,
         ...(options.notificationIdleMs !== undefined ? { idleMs: options.notificationIdleMs } : {}),
       });
       await readPages(noticedObjects(pages), true);

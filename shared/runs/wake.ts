@@ -1,0 +1,58 @@
+/**
+ * What a runner does when object notifications come for a job on the `cloud` worker
+ * (functions/runs/wake.ts). A `gcs` job that reads notifications without a trigger has no
+ * clock there: the bucket's topic also pushes each notification to the runner function,
+ * and the first of a batch requests a run, which reads every notification waiting in the
+ * job's own subscription and ends when quiet. The rest of the batch finds that run
+ * requested and asks for nothing more, so one run serves many notifications.
+ *
+ * A notification that comes while the job runs is not dropped: that run may already have
+ * read its last message, so the push is answered "again later" and Pub/Sub brings it back
+ * with back-off, when the run has ended (the run then finds the message read, or reads it).
+ *
+ * @example
+ *   decideWake({ deployed: true, woken: true, nextDueMs: null, leaseExpiresMs: undefined }, Date.now()); // 'request'
+ */
+import { z } from 'zod';
+
+/** The runner function's path for wakes: `RUNNER_URL/wake?tenant=T&job=J`. */
+export const WAKE_PATH = '/wake';
+
+/** Which job a notification wakes: named in the push subscription's endpoint (`?tenant=&job=`). */
+export const WakeTargetSchema = z
+  .object({
+    tenant: z.string().min(1).max(128),
+    job: z.string().min(1).max(128),
+  })
+  .strict();
+
+export type WakeTarget = z.infer<typeof WakeTargetSchema>;
+
+export interface WakeState {
+  /** Deployed to the `cloud` worker. */
+  deployed: boolean;
+  /** Its `gcs` input reads notifications and has no trigger (cloud-worker-rules.ts wokenByNotifications). */
+  woken: boolean;
+  /** When the tick would request it (a future time: a run is requested and waits; null: never). */
+  nextDueMs?: number | null;
+  /** Until when a run holds the job's lease (absent: nobody runs it). */
+  leaseExpiresMs?: number;
+}
+
+/**
+ * - `request`: request a run now (acknowledge);
+ * - `requested`: a requested run has not started yet, and will read this (acknowledge);
+ * - `running`: a run may have read its last message already (bring it back later);
+ * - `not-woken`: not a job notifications wake (acknowledge, nothing to do).
+ */
+export type WakeDecision = 'request' | 'requested' | 'running' | 'not-woken';
+
+export function decideWake(state: WakeState, nowMs: number): WakeDecision {
+  if (!state.deployed || !state.woken) return 'not-woken';
+  if (state.leaseExpiresMs !== undefined && state.leaseExpiresMs > nowMs) return 'running';
+  if (typeof state.nextDueMs === 'number' && state.nextDueMs > nowMs) return 'requested';
+  return 'request';
+}
+
+/** Whether Pub/Sub is done with the notification. */
+export const wakeAcknowledged = (decision: WakeDecision): boolean => decision !== 'running';

@@ -1,0 +1,195 @@
+/**
+ * Issue 20: on the `cloud` worker, a `gcs` job that reads notifications without a trigger
+ * is woken by them, for real: the storage emulator publishes each new object's notification
+ * to the Pub/Sub emulator; the topic's wake subscription (made by `sluice gcs notify --wake`,
+ * cli/gcs-notify.ts) pushes it to the runner function, which requests a run through the run
+ * queue; a pull runner takes the request, and the run reads every notification waiting.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { PubSub } from '@google-cloud/pubsub';
+import { Storage } from '@google-cloud/storage';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setUpBucketNotifications } from '../../cli/gcs-notify.ts';
+import { leasePath } from '../../functions/adapters/firestore-paths.ts';
+import { runnerFunction } from '../../functions/entry/runner-function.ts';
+import { createPrintOutput } from '../../functions/runner/outputs/print/index.ts';
+import { dispatchDueRuns } from '../../functions/runs/dispatch.ts';
+import { startPullRunner } from '../../functions/runs/pull-runner.ts';
+import type { RunAnswer } from '../../functions/runs/runner.ts';
+import { handleNotificationWake } from '../../functions/runs/wake.ts';
+import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
+import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
+import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
+import { until } from '../helpers/until.ts';
+
+const PROJECT = 'demo-wake';
+let t: TestApp;
+let admin: Record<string, string>;
+let gcs: StorageEmulator;
+let storage: Storage;
+let pubsub: PubSub;
+let server: Server;
+let runnerUrl: string;
+/** The paths the runner function was called on. */
+const calls: string[] = [];
+
+beforeAll(async () => {
+  t = await testApp();
+  admin = bearer(await bootstrapTestAdmin(t));
+  gcs = await startStorageEmulator({ port: 0 });
+  process.env.STORAGE_EMULATOR_HOST = gcs.url;
+  storage = new Storage({ apiEndpoint: gcs.url, projectId: PROJECT });
+  pubsub = new PubSub({ projectId: PROJECT });
+  const handler = runnerFunction(t.deps);
+  server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    calls.push(req.url ?? '');
+    void handler(req, res);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  runnerUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.close();
+  await pubsub.close();
+  await t.close();
+  await gcs.stop();
+});
+
+/** A bucket with notifications to a job subscription and a wake subscription; returns the job's subscription. */
+async function notifiedBucket(bucket: string, job: string, wake = true): Promise<string> {
+  await storage.createBucket(bucket);
+  const setup = await setUpBucketNotifications(
+    {
+      bucket,
+      name: `sluice-gcs-${job}-${randomUUID().slice(0, 6)}`,
+      project: PROJECT,
+      ...(wake ? { wake: { runnerUrl, tenant: 'default', job } } : {}),
+    },
+    { storage, pubsub },
+  );
+  return setup.subscription;
+}
+
+/** A trigger-less job that reads the notifications of `subscription`. */
+function wokenYaml(name: string, bucket: string, subscription: string): string {
+  return cloudGcsYaml(name, bucket, 'in/').replace(
+    '    fingerprinting: true\n',
+    `    fingerprinting: true\n    object-name-field: object\n    notifications:\n      subscription: ${subscription}\n`,
+  );
+}
+
+function printed(): { output: ReturnType<typeof createPrintOutput>; objects: () => string[] } {
+  let text = '';
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      text += chunk.toString();
+      done();
+    },
+  });
+  return {
+    output: createPrintOutput(stream),
+    objects: () =>
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => (JSON.parse(line) as { object: string }).object),
+  };
+}
+
+const put = (bucket: string, name: string) =>
+  storage.bucket(bucket).file(name).save('{"v":1}\n', { resumable: false });
+
+describe('notifications wake a job without a trigger on the cloud worker', () => {
+  it('each batch of notifications wakes one run that reads them all; every object is printed once', async () => {
+    const bucket = `wake-${randomUUID().slice(0, 8)}`;
+    const subscription = await notifiedBucket(bucket, 'woken');
+    await put(bucket, 'in/before.json');
+    const out = printed();
+    const answers: RunAnswer[] = [];
+    const runner = await startPullRunner(t.deps, {
+      owner: 'wake-runner',
+      concurrency: 1,
+      print: out.output,
+      onAnswer: (a) => answers.push(a),
+    });
+    try {
+      // Deployed without a trigger: accepted, and its first run lists what was there (backfill).
+      await deployToCloud(t, admin, 'woken', wokenYaml('woken', bucket, subscription));
+      await until(() => out.objects().includes('in/before.json'), 20_000, 'the first run');
+      await runner.idle(500);
+      // The run ended (quiet) and left nothing for the tick: only notifications wake it now.
+      expect(await dispatchDueRuns(t.deps)).toEqual([]);
+      const runsBefore = answers.filter((a) => a.outcome === 'completed').length;
+
+      const names = Array.from({ length: 12 }, (_, i) => `in/${String(i).padStart(2, '0')}.json`);
+      await Promise.all(names.map((name) => put(bucket, name)));
+      await until(
+        () => names.every((name) => out.objects().includes(name)),
+        60_000,
+        'every new object printed',
+      );
+      await runner.idle(500);
+      expect(out.objects().sort()).toEqual(['in/before.json', ...names].sort());
+      expect(calls.filter((path) => path.startsWith('/wake?')).length).toBeGreaterThanOrEqual(names.length);
+      // Twelve notifications, far fewer runs: the first wake requests one, the others find it requested.
+      const woken = answers.filter((a) => a.outcome === 'completed').length - runsBefore;
+      expect(woken).toBeGreaterThanOrEqual(1);
+      expect(woken).toBeLessThan(names.length / 2);
+
+      // Quiet again; a later object wakes it again.
+      await put(bucket, 'in/later.json');
+      await until(() => out.objects().includes('in/later.json'), 30_000, 'the later object');
+      expect(out.objects().filter((o) => o === 'in/later.json')).toHaveLength(1);
+      const job = (await (await t.request('/api/jobs/woken', { headers: admin })).json()) as {
+        deployments: { worker: string; state: string }[];
+      };
+      // Between runs it waits for notifications: idle, not stopped.
+      await until(
+        async () =>
+          ((await (await t.request('/api/jobs/woken', { headers: admin })).json()) as typeof job)
+            .deployments[0]?.state === 'idle',
+        10_000,
+        'the deployment idle',
+      );
+    } finally {
+      await runner.stop();
+    }
+  }, 120_000);
+
+  it('a wake while the job runs is answered "later"; one for a job that is not woken by notifications does nothing', async () => {
+    const bucket = `wake-${randomUUID().slice(0, 8)}`;
+    const subscription = await notifiedBucket(bucket, 'held', false);
+    await deployToCloud(t, admin, 'held', wokenYaml('held', bucket, subscription));
+    await deployToCloud(t, admin, 'plain', cloudGcsYaml('plain', bucket, 'x/'));
+    const db = await t.deps.clients.firestore();
+    const lease = db.doc(leasePath('default', 'held'));
+    // As if a runner held the job.
+    await lease.set({ owner: 'elsewhere', expires_at_ms: Date.now() + 60_000 });
+    try {
+      expect(await handleNotificationWake(t.deps, { tenant: 'default', job: 'held' })).toEqual({
+        ack: false,
+        decision: 'running',
+      });
+    } finally {
+      await lease.delete();
+    }
+    expect(await handleNotificationWake(t.deps, { tenant: 'default', job: 'plain' })).toEqual({
+      ack: true,
+      decision: 'not-woken',
+    });
+    expect(await handleNotificationWake(t.deps, { tenant: 'default', job: 'missing' })).toEqual({
+      ack: true,
+      decision: 'not-woken',
+    });
+    // A push that names no job is dropped with 204 (nothing to retry), and runs nothing.
+    const response = await fetch(`${runnerUrl}/wake?tenant=default`, {
+      method: 'POST',
+      body: JSON.stringify({ message: { data: '' } }),
+    });
+    expect(response.status).toBe(204);
+  });
+});
