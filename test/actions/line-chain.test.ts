@@ -206,6 +206,9 @@ describe('actions on JSON lines as bytes', () => {
       'event.status == 200 || event.status == 500',
       'event.c + 1',
       'event.d + "!"',
+      // Joins of string fields and literals are written as the line's bytes (line-chain.ts).
+      'event.msg + "-é\\"" + event.d',
+      '"<" + event.b',
       'string(event.a)',
       'event.?b.orValue(0)',
       'job + ":" + worker',

@@ -18,7 +18,7 @@
  *   const edits = lines.apply(scan); // scan.emit(edits.plans, edits.extra, edits.extraLength, ...)
  */
 import { type CelProgram, type CelVariables, compileCel } from '../../../shared/job/actions/cel.ts';
-import { type FastCel, NOT_HERE } from '../../../shared/job/actions/cel-fast.ts';
+import { type ConcatPart, type FastCel, NOT_HERE } from '../../../shared/job/actions/cel-fast.ts';
 import { parseFieldPath } from '../../../shared/job/actions/paths.ts';
 import type { Action } from '../../../shared/job/actions/schema.ts';
 import { ABSENT, DROP_LINE, LEAVE_OUT, MAX_WANTED } from '../inputs/gcs/member-scan.ts';
@@ -34,6 +34,12 @@ export interface ScannedLines {
   has(w: number): boolean;
   /** Its value, decoded as JSON.parse would, or ABSENT. */
   value(w: number): unknown;
+  /** The line's bytes, which the next two index. */
+  readonly bytes: Uint8Array;
+  /** Where its value of `w` starts (the opening quote) when it is a string; -1 otherwise. */
+  stringStart(w: number): number;
+  /** Just past its value of `w` (which it has). */
+  valueEnd(w: number): number;
 }
 
 /** What `emit` needs: per line three words (see assembly/json-lines.ts emitLines), and the bytes they point into. */
@@ -78,13 +84,27 @@ function either(first: Source, otherwise: Source): Source {
 
 /** One expression and the fields it reads, with room for their values on a line. */
 interface Expression {
+  /** The CEL text. */
+  source: string;
   program: CelProgram;
   /** Undefined: the library evaluates it always. */
   fast: FastCel | undefined;
   reads: [string, Source][];
   /** The current line's values of `reads` (undefined: the line has none). */
   fieldValues: unknown[];
+  /**
+   * For a `set` that only joins string fields and literals, and whose value no later action
+   * reads: the parts, written as bytes (members' text as the line has it, literals' JSON
+   * text) when every member is a string, without decoding them.
+   */
+  concat?: BytePart[];
 }
+
+/** A member's string (wanted name), or literal JSON string text without its quotes. */
+type BytePart = { member: number } | { text: Buffer };
+
+/** A computed value the line's bytes give (Expression.concat): written when the line is. */
+const AS_BYTES: unique symbol = Symbol('as-bytes');
 
 type Step =
   | { kind: 'filter'; index: number; expression: Expression }
@@ -148,6 +168,10 @@ export function compileLineChain(
     return variant;
   };
   const values: unknown[] = new Array(slots);
+  /** Per slot: the parts of a `set` written as bytes (Expression.concat). */
+  const concatOf: (BytePart[] | undefined)[] = new Array(slots);
+  for (const step of steps)
+    if (step.kind === 'set') for (const set of step.sets) concatOf[set.slot] = set.expression.concat;
   const appendKeys = wanted.map((name) => Buffer.from(`${JSON.stringify(name)}:`));
   const appendCommaKeys = wanted.map((name) => Buffer.from(`,${JSON.stringify(name)}:`));
   let plans = new Uint32Array(3 * 1024);
@@ -214,6 +238,11 @@ export function compileLineChain(
         return false;
       }
       for (const set of step.sets) {
+        const concat = set.expression.concat;
+        if (concat && allStrings(concat, scan)) {
+          values[set.slot] = AS_BYTES;
+          continue;
+        }
         try {
           values[set.slot] = celToJson(evaluate(set.expression, scan));
         } catch (err) {
@@ -253,7 +282,9 @@ export function compileLineChain(
         const computed = variant.computed;
         for (let c = 0; c < computed.length; c += 2) {
           extra.raw((c ? appendCommaKeys : appendKeys)[computed[c]!]!);
-          extra.json(values[computed[c + 1]!]);
+          const value = values[computed[c + 1]!];
+          if (value === AS_BYTES) writeJoined(extra, concatOf[computed[c + 1]!]!, scan);
+          else extra.json(value);
         }
         plans[k * 3] = at;
         plans[k * 3 + 1] = extra.length - at;
@@ -265,7 +296,31 @@ export function compileLineChain(
   };
 }
 
-/** Most members a rename's outcome may depend on (each doubles the decision variants). */
+/** Whether every member part of `parts` is a string on the current line. */
+function allStrings(parts: BytePart[], scan: ScannedLines): boolean {
+  for (let p = 0; p < parts.length; p++) {
+    const part = parts[p]!;
+    if ('member' in part && scan.stringStart(part.member) < 0) return false;
+  }
+  return true;
+}
+
+/** `"..."`: the parts' text joined, each member's as the line wrote it (escapes kept). */
+function writeJoined(out: JsonBytes, parts: BytePart[], scan: ScannedLines): void {
+  const bytes = scan.bytes;
+  out.raw(QUOTE);
+  for (let p = 0; p < parts.length; p++) {
+    const part = parts[p]!;
+    if ('member' in part) {
+      out.raw(bytes, scan.stringStart(part.member) + 1, scan.valueEnd(part.member) - 1);
+    } else out.raw(part.text);
+  }
+  out.raw(QUOTE);
+}
+
+const QUOTE = Buffer.from('"');
+
+/** Most members a rename's outcome (each doubles the decision variants). */
 const MAX_CONDITIONS = 6;
 
 // Holds no event between lines.
@@ -331,11 +386,19 @@ function planActions(actions: readonly Action[]): LinePlan | undefined {
     }
   };
   const topLevel = (path: string) => parseFieldPath(path).length === 1;
-  const programs = new Map<string, { program: CelProgram; fast: FastCel | undefined; fields: string[] }>();
+  const programs = new Map<
+    string,
+    { program: CelProgram; fast: FastCel | undefined; concat: ConcatPart[] | undefined; fields: string[] }
+  >();
   const compile = (source: string) => {
     const compiled = compileCel(source);
     if (!compiled.ok || !compiled.eventFields) return false;
-    programs.set(source, { program: compiled.program, fast: compiled.fast, fields: compiled.eventFields });
+    programs.set(source, {
+      program: compiled.program,
+      fast: compiled.fast,
+      concat: compiled.concat,
+      fields: compiled.eventFields,
+    });
     for (const field of compiled.eventFields) want(field);
     return true;
   };
@@ -370,7 +433,7 @@ function planActions(actions: readonly Action[]): LinePlan | undefined {
   const expressionOf = (source: string): Expression => {
     const { program, fast, fields } = programs.get(source)!;
     const reads = fields.map((field): [string, Source] => [field, lookup(field)]);
-    return { program, fast, reads, fieldValues: new Array(reads.length) };
+    return { source, program, fast, reads, fieldValues: new Array(reads.length) };
   };
   const steps: Step[] = [];
   actions.forEach((action, index) => {
@@ -402,5 +465,40 @@ function planActions(actions: readonly Action[]): LinePlan | undefined {
       keepOthers = false;
     }
   });
+  writeAsBytes(steps, programs);
   return { wanted, steps, finals: wanted.map(lookup), keepOthers, slots };
+}
+
+/**
+ * Gives `concat` parts to each `set` expression that joins string members and literals
+ * (read straight from the line) and whose value no later expression reads: such a value
+ * is only ever written, so it can stay bytes.
+ */
+function writeAsBytes(steps: Step[], programs: Map<string, { concat: ConcatPart[] | undefined }>): void {
+  const readSlots = new Set<number>();
+  const collect = (source: Source): void => {
+    if (source.kind === 'computed') readSlots.add(source.slot);
+    else if (source.kind === 'either') {
+      collect(source.first);
+      collect(source.otherwise);
+    }
+  };
+  for (const step of steps) {
+    const expressions = step.kind === 'filter' ? [step.expression] : step.sets.map((set) => set.expression);
+    for (const expression of expressions) for (const [, source] of expression.reads) collect(source);
+  }
+  for (const step of steps) {
+    if (step.kind !== 'set') continue;
+    for (const set of step.sets) {
+      const parts = programs.get(set.expression.source)?.concat;
+      if (!parts || readSlots.has(set.slot)) continue;
+      const reads = set.expression.reads;
+      if (parts.some((part) => 'field' in part && reads[part.field]![1].kind !== 'member')) continue;
+      set.expression.concat = parts.map((part): BytePart => {
+        if ('text' in part) return { text: Buffer.from(JSON.stringify(part.text).slice(1, -1)) };
+        const source = reads[part.field]![1] as { kind: 'member'; id: number };
+        return { member: source.id };
+      });
+    }
+  }
 }

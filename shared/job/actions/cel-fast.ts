@@ -252,3 +252,37 @@ function arithmetic(op: string, left: Closure, right: Closure): Closure {
     return notHere();
   };
 }
+
+/** A part of a string concatenation: an event field (its index in `fields`), or literal text. */
+export type ConcatPart = { field: number } | { text: string };
+
+/**
+ * The parts of an expression that only joins string fields and string literals with `+`
+ * (`event.service + ":" + event.path`), at least one of them a field; undefined otherwise.
+ * When every field holds a string the value is the parts' text joined, so a caller that
+ * holds the fields as JSON text can write the result without decoding them.
+ */
+export function stringConcatParts(ast: unknown, fields: readonly string[]): ConcatPart[] | undefined {
+  const parts: ConcatPart[] = [];
+  const collect = (node: unknown): boolean => {
+    if (!isNode(node)) return false;
+    const args = node.args as unknown[];
+    if (node.op === '+') return collect(args[0]) && collect(args[1]);
+    if (node.op === 'value') {
+      if (typeof node.args !== 'string') return false;
+      parts.push({ text: node.args });
+      return true;
+    }
+    if (node.op === '.' || node.op === '[]') {
+      const target = args[0] as Node;
+      if (!isNode(target) || target.op !== 'id' || target.args !== 'event') return false;
+      const key = node.op === '.' ? args[1] : stringLiteral(args[1]);
+      const at = typeof key === 'string' ? fields.indexOf(key) : -1;
+      if (at < 0) return false;
+      parts.push({ field: at });
+      return true;
+    }
+    return false;
+  };
+  return collect(ast) && parts.some((part) => 'field' in part) ? parts : undefined;
+}

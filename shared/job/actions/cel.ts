@@ -14,7 +14,7 @@
  */
 import { Environment } from '@marcbachmann/cel-js';
 import { compileSafeRegex, type SafeRegex } from '../../regex.ts';
-import { compileFastCel, type FastCel } from './cel-fast.ts';
+import { type ConcatPart, compileFastCel, type FastCel, stringConcatParts } from './cel-fast.ts';
 
 export interface CelVariables {
   event: Record<string, unknown>;
@@ -40,6 +40,8 @@ export type CelCompiled =
        * hold the fields rather than an event; undefined when it needs the library throughout.
        */
       fast: FastCel | undefined;
+      /** Its parts when it only joins string fields and literals (cel-fast.ts stringConcatParts). */
+      concat: ConcatPart[] | undefined;
     }
   | { ok: false; message: string /** 0-based offset in the expression. */; offset: number };
 
@@ -90,6 +92,7 @@ export function compileCel(source: string): CelCompiled {
     type: checked.type ?? 'dyn',
     eventFields,
     fast: eventFields && compileFastCel(program.ast, eventFields),
+    concat: eventFields && stringConcatParts(program.ast, eventFields),
   };
 }
 

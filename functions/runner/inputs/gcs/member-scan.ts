@@ -166,6 +166,25 @@ export class MemberScan {
     return this.#words[(this.#record >> 2) + 2 + w] !== 0;
   }
 
+  /** The scanned bytes, which `stringStart` and `valueEnd` index (valid until the next scan). */
+  get bytes(): Uint8Array {
+    return this.#heap;
+  }
+
+  /** Where the current line's value of wanted name `w` starts (its opening quote) when it is a string; -1 otherwise. */
+  stringStart(w: number): number {
+    const entry = this.#words[(this.#record >> 2) + 2 + w]!;
+    if (entry === 0) return -1;
+    const start = this.#words[(entry >> 2) + 1]!;
+    return this.#heap[start] === 0x22 ? start : -1;
+  }
+
+  /** Just past the current line's value of wanted name `w` (which it has). */
+  valueEnd(w: number): number {
+    const entry = this.#words[(this.#record >> 2) + 2 + w]!;
+    return this.#words[(entry >> 2) + 2]!;
+  }
+
   /** The current line's value of wanted name `w` (decoded as JSON.parse would), or ABSENT. */
   value(w: number): unknown {
     const heap = this.#heap;
