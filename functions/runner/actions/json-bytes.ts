@@ -111,11 +111,7 @@ export function writeNumber(buffer: Uint8Array, at: number, value: number): numb
       at = writeDigits(buffer, at, whole);
       if (decimals === 0) return at;
       buffer[at++] = 0x2e;
-      let fraction = digits - whole * scale;
-      for (let d = at + decimals - 1; d >= at; d--) {
-        buffer[d] = 0x30 + (fraction % 10);
-        fraction = Math.floor(fraction / 10);
-      }
+      writeFixedDigits(buffer, at, digits - whole * scale, decimals);
       return at + decimals;
     }
   } else if (n === 0) {
@@ -128,11 +124,25 @@ export function writeNumber(buffer: Uint8Array, at: number, value: number): numb
 function writeDigits(buffer: Uint8Array, at: number, n: number): number {
   let length = 1;
   for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) length++;
-  for (let d = at + length - 1; d >= at; d--) {
-    buffer[d] = 0x30 + (n % 10);
-    n = Math.floor(n / 10);
-  }
+  writeFixedDigits(buffer, at, n, length);
   return at + length;
+}
+
+/** The whole number `n` (below 10^15) as exactly `length` digits, zeros in front. */
+function writeFixedDigits(buffer: Uint8Array, at: number, n: number, length: number): void {
+  let d = at + length - 1;
+  // Doubles' % and floor cost more than int32 arithmetic: use that once n fits.
+  for (; n > 0x7fffffff; d--) {
+    const rest = Math.floor(n / 10);
+    buffer[d] = 0x30 + (n - rest * 10);
+    n = rest;
+  }
+  let small = n | 0;
+  for (; d >= at; d--) {
+    const rest = (small / 10) | 0;
+    buffer[d] = 0x30 + (small - rest * 10);
+    small = rest;
+  }
 }
 
 function writeLatin1(buffer: Uint8Array, at: number, text: string): number {

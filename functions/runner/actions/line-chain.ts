@@ -92,6 +92,8 @@ interface Expression {
   reads: [string, Source][];
   /** The current line's values of `reads` (undefined: the line has none). */
   fieldValues: unknown[];
+  /** Per read: the wanted name when it is the line's own member, else -1. */
+  members: Int32Array;
   /**
    * For a `set` that only joins string fields and literals, and whose value no later action
    * reads: the parts, written as bytes (members' text as the line has it, literals' JSON
@@ -193,9 +195,10 @@ export function compileLineChain(
    * from the values alone, else by the library on an event of the fields it reads.
    */
   const evaluate = (expression: Expression, scan: ScannedLines): unknown => {
-    const { reads, fieldValues } = expression;
+    const { reads, fieldValues, members } = expression;
     for (let r = 0; r < reads.length; r++) {
-      const value = sourceValue(reads[r]![1], scan);
+      const member = members[r]!;
+      const value = member >= 0 ? scan.value(member) : sourceValue(reads[r]![1], scan);
       fieldValues[r] = value === ABSENT ? undefined : value;
     }
     if (expression.fast) {
@@ -433,7 +436,8 @@ function planActions(actions: readonly Action[]): LinePlan | undefined {
   const expressionOf = (source: string): Expression => {
     const { program, fast, fields } = programs.get(source)!;
     const reads = fields.map((field): [string, Source] => [field, lookup(field)]);
-    return { source, program, fast, reads, fieldValues: new Array(reads.length) };
+    const members = Int32Array.from(reads, ([, read]) => (read.kind === 'member' ? read.id : -1));
+    return { source, program, fast, reads, fieldValues: new Array(reads.length), members };
   };
   const steps: Step[] = [];
   actions.forEach((action, index) => {

@@ -143,14 +143,19 @@ function build(node: Node, fields: readonly string[]): Closure {
     case '<':
     case '<=':
     case '>':
-    case '>=':
-      return comparison(node.op, build(args[0] as Node, fields), build(args[1] as Node, fields));
+    case '>=': {
+      const general = comparison(node.op, build(args[0] as Node, fields), build(args[1] as Node, fields));
+      return withFieldAndNumber(args, fields, general, comparisonTest(node.op), true);
+    }
     case '+':
     case '-':
     case '*':
     case '/':
-    case '%':
-      return arithmetic(node.op, build(args[0] as Node, fields), build(args[1] as Node, fields));
+    case '%': {
+      const general = arithmetic(node.op, build(args[0] as Node, fields), build(args[1] as Node, fields));
+      const doubles = doubleArithmetic(node.op);
+      return doubles ? withFieldAndNumber(args, fields, general, doubles, false) : general;
+    }
     default:
       return unsupported();
   }
@@ -194,15 +199,77 @@ function toDouble(value: unknown, other: unknown): number {
   return notHere();
 }
 
+/**
+ * The most common shape, `event.x OP number` (either way round), without a closure call per
+ * side: when the field holds a double (not NaN) the operation is `apply(field, number)`.
+ * Comparisons take an int literal that a double holds exactly as that double (as the
+ * general path does); arithmetic takes double literals only (CEL has no double / int).
+ * Anything else goes the general way.
+ */
+function withFieldAndNumber(
+  args: unknown[],
+  fields: readonly string[],
+  general: Closure,
+  apply: (a: number, b: number) => unknown,
+  intsAsDoubles: boolean,
+): Closure {
+  const left = fieldAt(args[0], fields);
+  const right = fieldAt(args[1], fields);
+  const literal = (args[left >= 0 ? 1 : 0] as Node | undefined)?.args;
+  const constant = typeof literal === 'bigint' && !intsAsDoubles ? undefined : exactDouble(literal);
+  if (left < 0 === right < 0 || constant === undefined) return general;
+  const at = left >= 0 ? left : right;
+  const fieldFirst = left >= 0;
+  return (f, j, w) => {
+    const a = f[at];
+    if (typeof a === 'number' && !Number.isNaN(a))
+      return fieldFirst ? apply(a, constant) : apply(constant, a);
+    return general(f, j, w);
+  };
+}
+
+/** The index of `event.name` in `fields`, or -1 when `node` is no such field. */
+function fieldAt(node: unknown, fields: readonly string[]): number {
+  if (!isNode(node) || (node.op !== '.' && node.op !== '[]')) return -1;
+  const args = node.args as unknown[];
+  const target = args[0];
+  if (!isNode(target) || target.op !== 'id' || target.args !== 'event') return -1;
+  const key = node.op === '.' ? args[1] : stringLiteral(args[1]);
+  return typeof key === 'string' ? fields.indexOf(key) : -1;
+}
+
+/** A literal double (not NaN), or an int literal a double holds exactly, as a double. */
+function exactDouble(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isNaN(value) ? undefined : value;
+  if (typeof value === 'bigint' && value >= EXACT_MIN && value <= EXACT_MAX) return Number(value);
+  return undefined;
+}
+
+function comparisonTest(op: string): (a: number | bigint, b: number | bigint) => boolean {
+  return op === '<'
+    ? (a, b) => a < b
+    : op === '<='
+      ? (a, b) => a <= b
+      : op === '>'
+        ? (a, b) => a > b
+        : (a, b) => a >= b;
+}
+
+/** Double arithmetic; undefined for % (CEL has no double %). */
+function doubleArithmetic(op: string): ((a: number, b: number) => number) | undefined {
+  return op === '+'
+    ? (a, b) => a + b
+    : op === '-'
+      ? (a, b) => a - b
+      : op === '*'
+        ? (a, b) => a * b
+        : op === '/'
+          ? (a, b) => a / b
+          : undefined;
+}
+
 function comparison(op: string, left: Closure, right: Closure): Closure {
-  const test =
-    op === '<'
-      ? (a: number | bigint, b: number | bigint) => a < b
-      : op === '<='
-        ? (a: number | bigint, b: number | bigint) => a <= b
-        : op === '>'
-          ? (a: number | bigint, b: number | bigint) => a > b
-          : (a: number | bigint, b: number | bigint) => a >= b;
+  const test = comparisonTest(op);
   return (f, j, w) => {
     const a = left(f, j, w);
     const b = right(f, j, w);
@@ -219,16 +286,7 @@ function comparison(op: string, left: Closure, right: Closure): Closure {
 }
 
 function arithmetic(op: string, left: Closure, right: Closure): Closure {
-  const doubles: ((a: number, b: number) => number) | undefined =
-    op === '+'
-      ? (a, b) => a + b
-      : op === '-'
-        ? (a, b) => a - b
-        : op === '*'
-          ? (a, b) => a * b
-          : op === '/'
-            ? (a, b) => a / b
-            : undefined; // CEL has no double %
+  const doubles = doubleArithmetic(op);
   const ints: (a: bigint, b: bigint) => bigint | undefined =
     op === '+'
       ? (a, b) => a + b
