@@ -170,6 +170,8 @@ describe('the message stream', () => {
       text += new TextDecoder().decode(value);
     }
     controller.abort();
+    // Ends the stream on the server too: its loop must not read Firestore after the app closed.
+    await reader.cancel();
     expect(text).toContain('event: message');
     const data = JSON.parse(
       text
