@@ -78,11 +78,7 @@ function build(node: Node, fields: readonly string[]): Closure {
       return unsupported();
     case '.':
     case '[]': {
-      const target = args[0] as Node;
-      if (!isNode(target) || target.op !== 'id' || target.args !== 'event') unsupported();
-      const key = node.op === '.' ? args[1] : stringLiteral(args[1]);
-      if (typeof key !== 'string') unsupported();
-      const at = fields.indexOf(key);
+      const at = fieldAt(node, fields);
       if (at < 0) unsupported();
       return (values) => {
         const value = values[at];
@@ -331,16 +327,10 @@ export function stringConcatParts(ast: unknown, fields: readonly string[]): Conc
       parts.push({ text: node.args });
       return true;
     }
-    if (node.op === '.' || node.op === '[]') {
-      const target = args[0] as Node;
-      if (!isNode(target) || target.op !== 'id' || target.args !== 'event') return false;
-      const key = node.op === '.' ? args[1] : stringLiteral(args[1]);
-      const at = typeof key === 'string' ? fields.indexOf(key) : -1;
-      if (at < 0) return false;
-      parts.push({ field: at });
-      return true;
-    }
-    return false;
+    const at = fieldAt(node, fields);
+    if (at < 0) return false;
+    parts.push({ field: at });
+    return true;
   };
   return collect(ast) && parts.some((part) => 'field' in part) ? parts : undefined;
 }
