@@ -94,12 +94,14 @@ export async function handleRunRequest(
   // dies gives its tenant's slot back within a lease.
   const slot = { cap: deps.config.tenantRunCap, untilMs: Date.now() + leaseMs };
   const { part } = request;
-  // A part waits for a slot (its run holds the job meanwhile); a run waits for the next tick.
-  const slotTaken = part
+  // A part waits for a slot (its run holds the job meanwhile), and so does a run that
+  // notifications woke (the tick would not request it again); a run waits for the next tick.
+  const waits = part !== undefined || request.reason === 'notified';
+  const slotTaken = waits
     ? await waitForRunSlot(db, tenant, run, { cap: slot.cap, leaseMs }, budgetMs)
     : await takeRunSlot(db, tenant, run, slot);
   if (!slotTaken) {
-    if (part) return { ack: false, outcome: 'tenant-at-cap' };
+    if (waits) return { ack: false, outcome: 'tenant-at-cap' };
     await recordNextDue(db, tenant, job, version, undefined);
     return { ack: true, outcome: 'tenant-at-cap' };
   }

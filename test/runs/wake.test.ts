@@ -18,7 +18,8 @@ import { runnerFunction } from '../../functions/entry/runner-function.ts';
 import { createPrintOutput } from '../../functions/runner/outputs/print/index.ts';
 import { dispatchDueRuns } from '../../functions/runs/dispatch.ts';
 import { startPullRunner } from '../../functions/runs/pull-runner.ts';
-import type { RunAnswer } from '../../functions/runs/runner.ts';
+import { handleRunRequest, type RunAnswer } from '../../functions/runs/runner.ts';
+import { freeRunSlot, takeRunSlot } from '../../functions/runs/tenant-slots.ts';
 import { handleNotificationWake } from '../../functions/runs/wake.ts';
 import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
@@ -159,6 +160,33 @@ describe('notifications wake a job without a trigger on the cloud worker', () =>
       await runner.stop();
     }
   }, 120_000);
+
+  it("at its tenant's cap, a woken run waits for a slot (no tick would request it again)", async () => {
+    const bucket = `wake-${randomUUID().slice(0, 8)}`;
+    const subscription = await notifiedBucket(bucket, 'capped', false);
+    await deployToCloud(t, admin, 'capped', wokenYaml('capped', bucket, subscription));
+    const db = await t.deps.clients.firestore();
+    const config = t.deps.config;
+    const savedCap = config.tenantRunCap;
+    config.tenantRunCap = 1;
+    // Another run holds the tenant's one slot for a moment.
+    expect(await takeRunSlot(db, 'default', 'another-run', { cap: 1, untilMs: Date.now() + 60_000 })).toBe(
+      true,
+    );
+    const freed = setTimeout(() => void freeRunSlot(db, 'default', 'another-run'), 1_000);
+    try {
+      const answer = await handleRunRequest(
+        t.deps,
+        { tenant: 'default', job: 'capped', version: 1, requested_ms: Date.now(), reason: 'notified' },
+        { owner: 'capped-runner', print: printed().output },
+      );
+      expect(answer).toMatchObject({ ack: true, outcome: 'completed' });
+    } finally {
+      clearTimeout(freed);
+      await freeRunSlot(db, 'default', 'another-run');
+      config.tenantRunCap = savedCap;
+    }
+  }, 60_000);
 
   it('a wake while the job runs is answered "later"; one for a job that is not woken by notifications does nothing', async () => {
     const bucket = `wake-${randomUUID().slice(0, 8)}`;
