@@ -1,6 +1,6 @@
 /** When object notifications request a run of a job on the cloud worker (wake.ts). */
 import { describe, expect, it } from 'vitest';
-import { decideWake, wakeAcknowledged } from './wake.ts';
+import { decideWake, WakeTargetSchema, wakeAcknowledged } from './wake.ts';
 
 const NOW = 1_000_000;
 const woken = { deployed: true, woken: true };
@@ -26,5 +26,17 @@ describe('decideWake', () => {
     expect(decideWake({ deployed: false, woken: true }, NOW)).toBe('not-woken');
     expect(decideWake({ deployed: true, woken: false }, NOW)).toBe('not-woken');
     expect(wakeAcknowledged('not-woken')).toBe(true);
+  });
+
+  it('takes only tenant and job names, so a push cannot point a document path elsewhere', () => {
+    expect(WakeTargetSchema.safeParse({ tenant: 'acme', job: 'orders.v2' }).success).toBe(true);
+    for (const target of [
+      { tenant: 'acme', job: 'orders/leases/scheduled' },
+      { tenant: 'acme/jobs/x', job: 'orders' },
+      { tenant: 'acme', job: '..' },
+      { tenant: 'acme', job: '' },
+      { tenant: 'acme', job: 'orders', extra: 1 },
+    ])
+      expect(WakeTargetSchema.safeParse(target).success, JSON.stringify(target)).toBe(false);
   });
 });

@@ -14,6 +14,7 @@
  *   decideWake({ deployed: true, woken: true, nextDueMs: null, leaseExpiresMs: undefined }, Date.now()); // 'request'
  */
 import { z } from 'zod';
+import { RESOURCE_ID, TENANT_NAME } from '../auth/names.ts';
 
 /** The runner function's path for wakes: `RUNNER_URL/wake?tenant=T&job=J`. */
 export const WAKE_PATH = '/wake';
@@ -21,8 +22,9 @@ export const WAKE_PATH = '/wake';
 /** Which job a notification wakes: named in the push subscription's endpoint (`?tenant=&job=`). */
 export const WakeTargetSchema = z
   .object({
-    tenant: z.string().min(1).max(128),
-    job: z.string().min(1).max(128),
+    // The same rules as the names themselves: a slash could point a document path elsewhere.
+    tenant: z.string().regex(TENANT_NAME),
+    job: z.string().regex(RESOURCE_ID),
   })
   .strict();
 

@@ -213,11 +213,23 @@ describe('notifications wake a job without a trigger on the cloud worker', () =>
       ack: true,
       decision: 'not-woken',
     });
-    // A push that names no job is dropped with 204 (nothing to retry), and runs nothing.
-    const response = await fetch(`${runnerUrl}/wake?tenant=default`, {
-      method: 'POST',
-      body: JSON.stringify({ message: { data: '' } }),
-    });
-    expect(response.status).toBe(204);
+    // A push that names no job, or names one with a path in it (an attempt to point the
+    // job's document elsewhere), is dropped with 204 (nothing to retry) and runs nothing.
+    const nextDue = async () =>
+      (await db.doc('tenants/default/jobs/held').get()).get('deployments.cloud.next_due_ms');
+    const before = await nextDue();
+    for (const query of [
+      'tenant=default',
+      'tenant=default&job=held%2Fleases%2Fscheduled',
+      'tenant=a%2Fb&job=held',
+    ]) {
+      const response = await fetch(`${runnerUrl}/wake?${query}`, {
+        method: 'POST',
+        body: JSON.stringify({ message: { data: '' } }),
+      });
+      expect(response.status, query).toBe(204);
+    }
+    // Nothing was requested: a request moves the job's next due time.
+    expect(await nextDue()).toBe(before);
   });
 });
