@@ -145,17 +145,14 @@ describe('notifications wake a job without a trigger on the cloud worker', () =>
       await put(bucket, 'in/later.json');
       await until(() => out.objects().includes('in/later.json'), 30_000, 'the later object');
       expect(out.objects().filter((o) => o === 'in/later.json')).toHaveLength(1);
-      const job = (await (await t.request('/api/jobs/woken', { headers: admin })).json()) as {
-        deployments: { worker: string; state: string }[];
-      };
       // Between runs it waits for notifications: idle, not stopped.
-      await until(
-        async () =>
-          ((await (await t.request('/api/jobs/woken', { headers: admin })).json()) as typeof job)
-            .deployments[0]?.state === 'idle',
-        10_000,
-        'the deployment idle',
-      );
+      const state = async () =>
+        (
+          (await (await t.request('/api/jobs/woken', { headers: admin })).json()) as {
+            deployments: { state: string }[];
+          }
+        ).deployments[0]?.state;
+      await until(async () => (await state()) === 'idle', 10_000, 'the deployment idle');
     } finally {
       await runner.stop();
     }
