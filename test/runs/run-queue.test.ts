@@ -5,10 +5,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerFunction } from '../../functions/entry/runner-function.ts';
-import { createPrintOutput } from '../../functions/runner/outputs/print/index.ts';
 import { dispatchDueRuns } from '../../functions/runs/dispatch.ts';
 import { startPullRunner } from '../../functions/runs/pull-runner.ts';
 import {
@@ -23,6 +21,7 @@ import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin, tokenFor } from '../helpers/auth.ts';
 import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
 import { json, jsonInit } from '../helpers/http.ts';
+import { printed } from '../helpers/printed.ts';
 import { until } from '../helpers/until.ts';
 
 let t: TestApp;
@@ -53,18 +52,6 @@ async function putObjects(bucket: string, prefix: string, objects: number, lines
     const text = Array.from({ length: lines }, (_, l) => JSON.stringify({ p: prefix, o, l })).join('\n');
     await storage.bucket(bucket).file(`${prefix}o-${o}.json`).save(`${text}\n`, { resumable: false });
   }
-}
-
-/** A `print` output that keeps what it printed. */
-function printed(): { output: ReturnType<typeof createPrintOutput>; lines: () => string[] } {
-  let text = '';
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return { output: createPrintOutput(stream), lines: () => text.split('\n').filter(Boolean) };
 }
 
 describe('run requests', () => {

@@ -3,10 +3,8 @@
  * SLUICE_SHARD_OBJECTS hands the rest to other runners as parts; its one `job-run-ended`
  * reports the totals of all parts, and the job's next run reads nothing again.
  */
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { jobCollection } from '../../functions/adapters/firestore-paths.ts';
-import { createPrintOutput } from '../../functions/runner/outputs/print/index.ts';
 import { dispatchDueRuns } from '../../functions/runs/dispatch.ts';
 import { startPullRunner } from '../../functions/runs/pull-runner.ts';
 import type { RunAnswer } from '../../functions/runs/runner.ts';
@@ -16,6 +14,7 @@ import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
 import { json } from '../helpers/http.ts';
+import { printed } from '../helpers/printed.ts';
 import { until } from '../helpers/until.ts';
 
 const OBJECTS = 120;
@@ -51,15 +50,8 @@ it('a large listing is read in parts by several runners; one job-run-ended has t
   );
   await deployToCloud(t, admin, 'big', cloudGcsYaml('big', 'big', 'in/'));
   t.deps.config.shardObjects = 25;
-  let text = '';
-  const print = createPrintOutput(
-    new Writable({
-      write(chunk, _encoding, done) {
-        text += chunk.toString();
-        done();
-      },
-    }),
-  );
+  const out = printed();
+  const print = out.output;
   const answers: RunAnswer[] = [];
   const runners = await Promise.all(
     ['r1', 'r2'].map((owner) =>
@@ -74,7 +66,7 @@ it('a large listing is read in parts by several runners; one job-run-ended has t
     gcs.resetStats();
     await dispatchDueRuns(t.deps);
     await until(async () => (await ended()).length > 0, 30_000, 'the run ended');
-    const lines = text.split('\n').filter(Boolean);
+    const lines = out.lines();
     expect(lines).toHaveLength(OBJECTS * LINES);
     expect(new Set(lines).size).toBe(OBJECTS * LINES);
     // 25 read by the run, 95 in 4 parts (25, 25, 25, 20), each read by whichever runner took it.

@@ -8,14 +8,12 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { PubSub } from '@google-cloud/pubsub';
 import { Storage } from '@google-cloud/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setUpBucketNotifications } from '../../cli/gcs-notify.ts';
 import { leasePath } from '../../functions/adapters/firestore-paths.ts';
 import { runnerFunction } from '../../functions/entry/runner-function.ts';
-import { createPrintOutput } from '../../functions/runner/outputs/print/index.ts';
 import { dispatchDueRuns } from '../../functions/runs/dispatch.ts';
 import { startPullRunner } from '../../functions/runs/pull-runner.ts';
 import { handleRunRequest, type RunAnswer } from '../../functions/runs/runner.ts';
@@ -25,6 +23,7 @@ import { type StorageEmulator, startStorageEmulator } from '../../local/storage-
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
+import { printed } from '../helpers/printed.ts';
 import { until } from '../helpers/until.ts';
 
 const PROJECT = 'demo-wake';
@@ -83,23 +82,9 @@ function wokenYaml(name: string, bucket: string, subscription: string): string {
   );
 }
 
-function printed(): { output: ReturnType<typeof createPrintOutput>; objects: () => string[] } {
-  let text = '';
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return {
-    output: createPrintOutput(stream),
-    objects: () =>
-      text
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => (JSON.parse(line) as { object: string }).object),
-  };
-}
+/** The `object` of each event printed so far. */
+const objectsOf = (out: ReturnType<typeof printed>) =>
+  out.lines().map((line) => (JSON.parse(line) as { object: string }).object);
 
 const put = (bucket: string, name: string) =>
   storage.bucket(bucket).file(name).save('{"v":1}\n', { resumable: false });
@@ -120,7 +105,7 @@ describe('notifications wake a job without a trigger on the cloud worker', () =>
     try {
       // Deployed without a trigger: accepted, and its first run lists what was there (backfill).
       await deployToCloud(t, admin, 'woken', wokenYaml('woken', bucket, subscription));
-      await until(() => out.objects().includes('in/before.json'), 20_000, 'the first run');
+      await until(() => objectsOf(out).includes('in/before.json'), 20_000, 'the first run');
       await runner.idle(500);
       // The run ended (quiet) and left nothing for the tick: only notifications wake it now.
       expect(await dispatchDueRuns(t.deps)).toEqual([]);
@@ -129,12 +114,12 @@ describe('notifications wake a job without a trigger on the cloud worker', () =>
       const names = Array.from({ length: 12 }, (_, i) => `in/${String(i).padStart(2, '0')}.json`);
       await Promise.all(names.map((name) => put(bucket, name)));
       await until(
-        () => names.every((name) => out.objects().includes(name)),
+        () => names.every((name) => objectsOf(out).includes(name)),
         60_000,
         'every new object printed',
       );
       await runner.idle(500);
-      expect(out.objects().sort()).toEqual(['in/before.json', ...names].sort());
+      expect(objectsOf(out).sort()).toEqual(['in/before.json', ...names].sort());
       expect(calls.filter((path) => path.startsWith('/wake?')).length).toBeGreaterThanOrEqual(names.length);
       // Twelve notifications, far fewer runs: the first wake requests one, the others find it requested.
       const woken = answers.filter((a) => a.outcome === 'completed').length - runsBefore;
@@ -143,8 +128,8 @@ describe('notifications wake a job without a trigger on the cloud worker', () =>
 
       // Quiet again; a later object wakes it again.
       await put(bucket, 'in/later.json');
-      await until(() => out.objects().includes('in/later.json'), 30_000, 'the later object');
-      expect(out.objects().filter((o) => o === 'in/later.json')).toHaveLength(1);
+      await until(() => objectsOf(out).includes('in/later.json'), 30_000, 'the later object');
+      expect(objectsOf(out).filter((o) => o === 'in/later.json')).toHaveLength(1);
       // Between runs it waits for notifications: idle, not stopped.
       const state = async () =>
         (
