@@ -41,8 +41,8 @@ export function runnerFunction(deps: AppDeps = cloudDeps()) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const body = await readBody(req);
     const push = body as PushBody | undefined;
-    if (new URL(req.url ?? '/', 'http://runner').pathname.endsWith(WAKE_PATH))
-      return await wake(deps, req, res, push);
+    const url = new URL(req.url ?? '/', 'http://runner');
+    if (url.pathname.endsWith(WAKE_PATH)) return await wake(deps, url.searchParams, res, push);
     const parsed = parseRunRequest(Buffer.from(push?.message?.data ?? '', 'base64'));
     if (!parsed.ok) {
       deps.logger.warn(
@@ -74,8 +74,7 @@ export function runnerFunction(deps: AppDeps = cloudDeps()) {
  * `sluice gcs notify --wake` makes (`RUNNER_URL/wake?tenant=T&job=J`): 204 when done with,
  * 500 when a run of the job is going on (Pub/Sub brings the notification back later).
  */
-async function wake(deps: AppDeps, req: IncomingMessage, res: ServerResponse, push: PushBody | undefined) {
-  const query = new URL(req.url ?? '/', 'http://runner').searchParams;
+async function wake(deps: AppDeps, query: URLSearchParams, res: ServerResponse, push: PushBody | undefined) {
   const target = WakeTargetSchema.safeParse({ tenant: query.get('tenant'), job: query.get('job') });
   if (!target.success) {
     deps.logger.warn({ message: push?.message?.messageId }, 'a wake push names no job; dropped');

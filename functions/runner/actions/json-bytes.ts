@@ -77,7 +77,7 @@ export class JsonBytes {
 }
 
 /** `"text"` when every character is printable ASCII that JSON writes as itself; -1 otherwise (nothing to keep). */
-export function writeAsciiString(buffer: Uint8Array, at: number, text: string): number {
+function writeAsciiString(buffer: Uint8Array, at: number, text: string): number {
   buffer[at++] = 0x22;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -94,7 +94,7 @@ export function writeAsciiString(buffer: Uint8Array, at: number, text: string): 
  * back as the same double are the shortest form JavaScript prints, and with at most 15
  * digits no other decimal of that length reads back the same. The rest take String().
  */
-export function writeNumber(buffer: Uint8Array, at: number, value: number): number {
+function writeNumber(buffer: Uint8Array, at: number, value: number): number {
   if (!Number.isFinite(value)) return writeLatin1(buffer, at, 'null');
   let n = value;
   if (n < 0) {

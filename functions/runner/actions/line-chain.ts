@@ -84,8 +84,6 @@ function either(first: Source, otherwise: Source): Source {
 
 /** One expression and the fields it reads, with room for their values on a line. */
 interface Expression {
-  /** The CEL text. */
-  source: string;
   program: CelProgram;
   /** Undefined: the library evaluates it always. */
   fast: FastCel | undefined;
@@ -94,6 +92,8 @@ interface Expression {
   fieldValues: unknown[];
   /** Per read: the wanted name when it is the line's own member, else -1. */
   members: Int32Array;
+  /** Its parts when it only joins string fields and literals (indexes into `reads`). */
+  joins: ConcatPart[] | undefined;
   /**
    * For a `set` that only joins string fields and literals, and whose value no later action
    * reads: the parts, written as bytes (members' text as the line has it, literals' JSON
@@ -434,10 +434,10 @@ function planActions(actions: readonly Action[]): LinePlan | undefined {
   const lookup = (name: string): Source =>
     state.get(name) ?? (keepOthers ? { kind: 'member', id: idOf.get(name)! } : NOTHING_SOURCE);
   const expressionOf = (source: string): Expression => {
-    const { program, fast, fields } = programs.get(source)!;
+    const { program, fast, concat, fields } = programs.get(source)!;
     const reads = fields.map((field): [string, Source] => [field, lookup(field)]);
     const members = Int32Array.from(reads, ([, read]) => (read.kind === 'member' ? read.id : -1));
-    return { source, program, fast, reads, fieldValues: new Array(reads.length), members };
+    return { program, fast, joins: concat, reads, fieldValues: new Array(reads.length), members };
   };
   const steps: Step[] = [];
   actions.forEach((action, index) => {
@@ -469,7 +469,7 @@ function planActions(actions: readonly Action[]): LinePlan | undefined {
       keepOthers = false;
     }
   });
-  writeAsBytes(steps, programs);
+  writeAsBytes(steps);
   return { wanted, steps, finals: wanted.map(lookup), keepOthers, slots };
 }
 
@@ -478,7 +478,7 @@ function planActions(actions: readonly Action[]): LinePlan | undefined {
  * (read straight from the line) and whose value no later expression reads: such a value
  * is only ever written, so it can stay bytes.
  */
-function writeAsBytes(steps: Step[], programs: Map<string, { concat: ConcatPart[] | undefined }>): void {
+function writeAsBytes(steps: Step[]): void {
   const readSlots = new Set<number>();
   const collect = (source: Source): void => {
     if (source.kind === 'computed') readSlots.add(source.slot);
@@ -494,7 +494,7 @@ function writeAsBytes(steps: Step[], programs: Map<string, { concat: ConcatPart[
   for (const step of steps) {
     if (step.kind !== 'set') continue;
     for (const set of step.sets) {
-      const parts = programs.get(set.expression.source)?.concat;
+      const parts = set.expression.joins;
       if (!parts || readSlots.has(set.slot)) continue;
       const reads = set.expression.reads;
       if (parts.some((part) => 'field' in part && reads[part.field]![1].kind !== 'member')) continue;
