@@ -21,7 +21,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { PubSub } from '@google-cloud/pubsub';
 import { Storage } from '@google-cloud/storage';
 import { startStorageEmulator } from '../local/storage-emulator/index.ts';
 import { pubsubEmulator } from './emulators.ts';

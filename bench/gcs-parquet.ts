@@ -26,6 +26,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Storage } from '@google-cloud/storage';
 import { createGcsInput } from '../functions/runner/inputs/gcs/index.ts';
 import { bufferReader, parquetRows } from '../functions/runner/inputs/gcs/parquet.ts';
+import { nodeParquetModules } from '../functions/runner/inputs/gcs/parquet-node.ts';
 import { createPrintOutput } from '../functions/runner/outputs/print/index.ts';
 import type { RunContext } from '../functions/runner/types.ts';
 import { validateJob } from '../shared/job/index.ts';
@@ -112,7 +113,7 @@ export async function benchParquet(opts: { dir: string; runs?: number }): Promis
 
 async function warmUp(path: string): Promise<void> {
   await duck(`COPY (SELECT 1 AS id, 'x' AS s) TO '${path}' (FORMAT parquet)`);
-  for await (const _ of parquetRows(bufferReader(await readFile(path)))) {
+  for await (const _ of parquetRows(bufferReader(await readFile(path)), nodeParquetModules)) {
   }
 }
 

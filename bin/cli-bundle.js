@@ -67,8 +67,10 @@ export async function build(root) {
     logLevel: 'silent',
   });
   const code = outputFiles[0].contents;
-  // In one file, `import.meta.url` would name the bundle, not the module that asks.
-  if (Buffer.from(code).includes('import.meta')) throw new Error('a bundled module uses import.meta');
+  // In one file, `import.meta.url` would name the bundle, not the module that asks; only
+  // resolving packages from it is right (node_modules is above the bundle as above the source).
+  const text = Buffer.from(code).toString().replaceAll('createRequire(import.meta.url)', '');
+  if (text.includes('import.meta')) throw new Error('a bundled module uses import.meta');
   const inputs = {};
   for (const path of Object.keys(metafile.inputs)) {
     if (path.startsWith('<stdin>')) continue;

@@ -61,6 +61,18 @@ describe('the sluice CLI bundle', () => {
     expect(isFresh(root)).toBe(false);
   });
 
+  it('is built with createRequire(import.meta.url): packages resolve from the bundle as from the source', () => {
+    mkdirSync(join(root, 'node_modules', 'dep'), { recursive: true });
+    writeFileSync(join(root, 'node_modules', 'dep', 'package.json'), '{"name":"dep","main":"index.js"}');
+    writeFileSync(join(root, 'node_modules', 'dep', 'index.js'), '');
+    write(
+      'word.ts',
+      "import { createRequire } from 'node:module';\nexport const word: string = createRequire(import.meta.url).resolve('dep').endsWith('/node_modules/dep/index.js') ? 'found' : 'lost';\n",
+    );
+    expect(run()).toBe('found');
+    expect(isFresh(root)).toBe(true);
+  });
+
   it('builds for the real CLI', async () => {
     await build(resolve('.'));
     expect(isFresh(resolve('.'))).toBe(true);

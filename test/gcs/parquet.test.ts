@@ -9,12 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bufferReader, parquetRows, ROWS_PER_SLICE } from '../../functions/runner/inputs/gcs/parquet.ts';
+import { nodeParquetModules } from '../../functions/runner/inputs/gcs/parquet-node.ts';
 import { writeParquet } from './parquet-fixture.ts';
 
 async function rowsOf(bytes: Buffer): Promise<{ rows: Record<string, unknown>[]; slices: number[] }> {
   const rows: Record<string, unknown>[] = [];
   const slices: number[] = [];
-  for await (const slice of parquetRows(bufferReader(bytes))) {
+  for await (const slice of parquetRows(bufferReader(bytes), nodeParquetModules)) {
     slices.push(slice.count);
     rows.push(...slice.rows());
   }
@@ -174,7 +175,7 @@ describe('parquet to JSON rows', () => {
     let rows = 0;
     await expect(
       (async () => {
-        for await (const slice of parquetRows(bufferReader(bytes))) {
+        for await (const slice of parquetRows(bufferReader(bytes), nodeParquetModules)) {
           rows += slice.count;
           await new Promise((resolve) => setTimeout(resolve, 5)); // a slow output
         }

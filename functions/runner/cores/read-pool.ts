@@ -36,6 +36,12 @@ export interface ReadPoolOptions {
 
 class PoolWorker {
   readonly tasks = new Map<number, Task>();
+  /**
+   * Tasks still at work here: given and not yet done. A task that is done may wait for
+   * the main thread to take its last batches (a row group read ahead, an object waiting
+   * for its turn); it costs this thread nothing more, so new tasks go by this count.
+   */
+  working = 0;
   readonly worker: Worker;
   gone = false;
   #idle: NodeJS.Timeout | undefined;
@@ -107,6 +113,8 @@ export class ReadPool {
     problem: ProblemReporter,
     /** What the task's actions did (with `task.actions`), as it happens. */
     onActions?: (report: ActionReport) => void,
+    /** Other bytes of the object, when the task asks (a parquet row group). */
+    readRange?: (start: number, end: number) => Promise<Uint8Array>,
   ): AsyncGenerator<JsonLines> {
     const worker = await this.#leastBusy();
     const id = this.#nextId++;
@@ -119,6 +127,11 @@ export class ReadPool {
       const w = wake;
       wake = undefined;
       w?.();
+    };
+    let working = true;
+    const stopWorking = () => {
+      if (working) worker.working--;
+      working = false;
     };
     // The bytes go to the worker as it asks for them, one download read at a time.
     const source = raw[Symbol.asyncIterator]();
@@ -159,6 +172,21 @@ export class ReadPool {
           problem(message.reason, message.detail);
           return;
         }
+        if (message.t === 'range') {
+          const { req } = message;
+          const asked = readRange
+            ? readRange(message.start, message.end)
+            : Promise.reject(new Error('this read has no ranges to give'));
+          asked.then(
+            (bytes) => {
+              const data = ownBytes(bytes);
+              worker.post({ t: 'bytes', id, req, data }, [data.buffer as ArrayBuffer]);
+            },
+            (err) => worker.post({ t: 'bytes', id, req, error: (err as Error).message ?? String(err) }),
+          );
+          return;
+        }
+        if (message.t === 'done' || message.t === 'failed') stopWorking();
         inbox.push(message);
         notify();
       },
@@ -195,15 +223,24 @@ export class ReadPool {
     } finally {
       if (!finished) worker.post({ t: 'cancel', id });
       finished = true;
+      stopWorking();
       worker.remove(id);
       await source.return?.(undefined);
     }
   }
 
+  /**
+   * The thread for a new task, its `working` count raised at once (before any await):
+   * tasks started together, as a parquet object's row groups are, each see the others.
+   */
   async #leastBusy(): Promise<PoolWorker> {
+    const take = (worker: PoolWorker) => {
+      worker.working++;
+      return worker;
+    };
     if (this.#workers.length < this.size) {
-      const idle = this.#workers.find((w) => w.tasks.size === 0);
-      if (idle) return idle;
+      const idle = this.#workers.find((w) => w.working === 0);
+      if (idle) return take(idle);
       // Loaded with the first thread: a process that reads no object never parses it.
       const { READ_WORKER_SOURCE } = await import('./read-worker.generated.ts');
       if (this.#workers.length >= this.size) return this.#leastBusy();
@@ -215,9 +252,9 @@ export class ReadPool {
         this.options.idleMs ?? IDLE_MS,
       );
       this.#workers.push(worker);
-      return worker;
+      return take(worker);
     }
-    return this.#workers.reduce((a, b) => (b.tasks.size < a.tasks.size ? b : a));
+    return take(this.#workers.reduce((a, b) => (b.working < a.working ? b : a)));
   }
 
   /** Stops the workers (tests; the process may also just exit). */
@@ -229,6 +266,11 @@ export class ReadPool {
   get threads(): number {
     return this.#workers.length;
   }
+
+  /** Read tasks on the threads now. */
+  get tasksRunning(): number {
+    return this.#workers.reduce((sum, w) => sum + w.tasks.size, 0);
+  }
 }
 
 /**
@@ -236,7 +278,7 @@ export class ReadPool {
  * buffer: it may be a view into memory the HTTP client still uses. (Copying a compressed
  * chunk costs far less than what the worker then does with it.)
  */
-function ownBytes(chunk: Buffer): Uint8Array {
+function ownBytes(chunk: Uint8Array): Uint8Array {
   return new Uint8Array(chunk);
 }
 

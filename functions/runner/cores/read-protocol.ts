@@ -8,6 +8,14 @@ import type { ActionReport, ReadTask } from './read-task.ts';
 export const CHUNKS_AHEAD = 2;
 /** Batches a task hands back before it waits for the main thread to take them. */
 export const BATCHES_AHEAD = 4;
+/**
+ * The same for a parquet row group, in slices of PARQUET_SLICE_ROWS: about a whole row
+ * group of the usual size (parquet's writers default to 122,880 or 1,048,576 rows or
+ * 128 MB), so that the next row group is decoded while this one goes out. Its decoded
+ * columns are in the thread's memory anyway.
+ */
+export const PARQUET_BATCHES_AHEAD = 32;
+export const PARQUET_SLICE_ROWS = 4096;
 
 export type ToWorker =
   | { t: 'start'; id: number; task: ReadTask }
@@ -16,10 +24,14 @@ export type ToWorker =
   | { t: 'end'; id: number; error?: string }
   /** The main thread took a batch. */
   | { t: 'credit'; id: number }
-  | { t: 'cancel'; id: number };
+  | { t: 'cancel'; id: number }
+  /** Bytes `range` asked for (or why they could not be read). */
+  | { t: 'bytes'; id: number; req: number; data?: Uint8Array; error?: string };
 
 export type ToMain =
   | { t: 'more'; id: number; n: number }
+  /** Bytes `start` to `end` (exclusive) of the stored object, beyond those fed (parquet). */
+  | { t: 'range'; id: number; req: number; start: number; end: number }
   /** JSON lines (none when only `actions` has news), and what the task's actions did meanwhile. */
   | { t: 'batch'; id: number; chunks: Uint8Array[]; count: number; actions?: ActionReport }
   | { t: 'problem'; id: number; reason: string; detail?: Record<string, unknown> }

@@ -8,6 +8,7 @@
  * @example
  *   for await (const lines of readTaskBatches(task, downloadedChunks, problem)) deliver(lines);
  */
+import type { SchemaElement } from 'hyparquet';
 import type { Action } from '../../../shared/job/actions/schema.ts';
 import {
   type ActionChain,
@@ -15,13 +16,18 @@ import {
   type ActionStats,
   compileActionChain,
 } from '../actions/chain.ts';
+import type { RowSlice } from '../inputs/gcs/arrow-rows.ts';
 import { jsonLines, jsonLinesWithActions } from '../inputs/gcs/batches.ts';
 import type { Preprocessor } from '../inputs/gcs/config.ts';
-import { applySteps, expandSteps } from '../inputs/gcs/decompress.ts';
+import { applySteps, type Content, expandSteps } from '../inputs/gcs/decompress.ts';
 import type { ShapePlan } from '../inputs/gcs/fields.ts';
 import type { ObjectMeta } from '../inputs/gcs/list.ts';
+import { parquetRows } from '../inputs/gcs/parquet.ts';
+import { sparseSource } from '../inputs/gcs/parquet-layout.ts';
 import { contentEvents, type PayloadOptions, type ProblemReporter } from '../inputs/gcs/payload.ts';
 import type { JsonLines } from '../types.ts';
+import { parquetModulesFor } from './parquet-wasm.ts';
+import { PARQUET_SLICE_ROWS } from './read-protocol.ts';
 
 export interface ReadTask {
   meta: ObjectMeta;
@@ -30,6 +36,17 @@ export interface ReadTask {
   shape: ShapePlan;
   /** The job's actions, applied where the lines are made, with the names they see. */
   actions?: { list: readonly Action[]; job: string; worker: string };
+  /**
+   * One row group of a parquet object (parquet-groups.ts): the bytes fed are the parts of
+   * the object that `regions` say, in that order (its footer and the row group).
+   */
+  parquet?: {
+    module: WebAssembly.Module;
+    rowGroup: number;
+    byteLength: number;
+    schema: SchemaElement[];
+    regions: { start: number; length: number }[];
+  };
 }
 
 /** What a task's actions did while it made one batch. */
@@ -39,11 +56,17 @@ export interface ActionReport {
 }
 
 /**
- * Whether a task can go to another core: not parquet (its reader seeks in the stored
- * object, through the main thread's Storage client).
+ * How a task can go to another core: `bytes` as a stream of the object's stored bytes
+ * (not parquet), `row-groups` as parquet read by row group (parquet-groups.ts; parquet
+ * of the stored bytes, the one step), else not at all: parquet that an earlier step
+ * (gzip) makes is read whole, on the main thread.
  */
-export function readsOnAnyCore(task: Pick<ReadTask, 'meta' | 'preprocessors'>): boolean {
-  return !expandSteps(task.preprocessors, task.meta.name).includes('parquet');
+export function anyCoreRead(
+  task: Pick<ReadTask, 'meta' | 'preprocessors'>,
+): 'bytes' | 'row-groups' | undefined {
+  const steps = expandSteps(task.preprocessors, task.meta.name);
+  if (!steps.includes('parquet')) return 'bytes';
+  return steps.length === 1 ? 'row-groups' : undefined;
 }
 
 /**
@@ -55,10 +78,14 @@ export async function* readTaskBatches(
   chunks: AsyncIterable<Buffer>,
   problem: ProblemReporter,
   chains: Map<string, ActionChain & { failures: ActionFailure[] }> = new Map(),
+  /** Bytes of the stored object beyond those fed (a parquet row group's reader may ask). */
+  readRange: (start: number, end: number) => Promise<Uint8Array> = () =>
+    Promise.reject(new Error('this task reads no ranges')),
 ): AsyncGenerator<{ lines?: JsonLines; actions?: ActionReport }> {
-  // Parquet never comes here (readsOnAnyCore): without a parquet step, it would be an error.
-  const content = applySteps(chunks, task.meta, task.preprocessors, undefined);
-  if (content.kind !== 'bytes') throw new Error('parquet objects are read on the main thread');
+  // Without a parquet task, a parquet step is an error (anyCoreRead sends none here).
+  const content: Content = task.parquet
+    ? { kind: 'rows', rows: rowGroupRows(task.parquet, chunks, readRange) }
+    : applySteps(chunks, task.meta, task.preprocessors, undefined);
   const chain = task.actions && chainFor(task.actions, chains);
   const format = chain ? jsonLinesWithActions(chain) : jsonLines;
   for await (const lines of contentEvents(
@@ -75,6 +102,27 @@ export async function* readTaskBatches(
   }
   // What the actions did after the last batch (the object's last events all dropped).
   if (chain) yield { actions: { stats: chain.takeStats(), failures: chain.failures.splice(0) } };
+}
+
+async function* rowGroupRows(
+  spec: NonNullable<ReadTask['parquet']>,
+  chunks: AsyncIterable<Buffer>,
+  readRange: (start: number, end: number) => Promise<Uint8Array>,
+): AsyncGenerator<RowSlice> {
+  const parts: Buffer[] = [];
+  for await (const chunk of chunks) parts.push(chunk);
+  const fed = Buffer.concat(parts);
+  let at = 0;
+  const regions = spec.regions.map(({ start, length }) => {
+    const bytes = fed.subarray(at, at + length);
+    at += length;
+    return { start, bytes };
+  });
+  yield* parquetRows(
+    sparseSource(spec.byteLength, regions, readRange),
+    () => parquetModulesFor(spec.module),
+    { rowGroups: [spec.rowGroup], schema: spec.schema, rowsPerSlice: PARQUET_SLICE_ROWS },
+  );
 }
 
 function chainFor(

@@ -6,11 +6,19 @@
  * the functions' bundles.
  *
  * Per task, flow is bounded both ways: it asks for at most CHUNKS_AHEAD chunks ahead, and
- * keeps at most BATCHES_AHEAD batches unconsumed by the main thread before it waits.
+ * keeps at most BATCHES_AHEAD batches (PARQUET_BATCHES_AHEAD for a parquet row group)
+ * unconsumed by the main thread before it waits. A row group's reader may also ask the
+ * main thread for other ranges of the object (`range`).
  */
 import { parentPort } from 'node:worker_threads';
 import type { ActionChain, ActionFailure } from '../actions/chain.ts';
-import { BATCHES_AHEAD, CHUNKS_AHEAD, type ToMain, type ToWorker } from './read-protocol.ts';
+import {
+  BATCHES_AHEAD,
+  CHUNKS_AHEAD,
+  PARQUET_BATCHES_AHEAD,
+  type ToMain,
+  type ToWorker,
+} from './read-protocol.ts';
 import { type ReadTask, readTaskBatches } from './read-task.ts';
 
 interface Running {
@@ -24,6 +32,8 @@ interface Running {
   /** Waiting for the main thread: the download feeder of zlib and the batch loop may both wait. */
   waiting: (() => void)[];
   cancelled: boolean;
+  /** Range reads asked of the main thread and not yet answered. */
+  ranges: Map<number, { resolve: (bytes: Uint8Array) => void; reject: (error: Error) => void }>;
 }
 
 const port = parentPort!;
@@ -41,6 +51,7 @@ port.on('message', (message: ToWorker) => {
       unconsumed: 0,
       cancelled: false,
       waiting: [],
+      ranges: new Map(),
     };
     running.set(message.id, task);
     void run(message.id, message.task, task);
@@ -58,6 +69,13 @@ port.on('message', (message: ToWorker) => {
     task.unconsumed--;
   } else if (message.t === 'cancel') {
     task.cancelled = true;
+    for (const range of task.ranges.values()) range.reject(new Error('the read was cancelled'));
+    task.ranges.clear();
+  } else if (message.t === 'bytes') {
+    const range = task.ranges.get(message.req);
+    task.ranges.delete(message.req);
+    if (message.data) range?.resolve(message.data);
+    else range?.reject(new Error(message.error ?? 'the range read failed'));
   }
   const waiting = task.waiting;
   task.waiting = [];
@@ -88,14 +106,24 @@ async function run(id: number, spec: ReadTask, task: Running): Promise<void> {
       await waitForMain();
     }
   }
+  let requests = 0;
+  const readRange = (start: number, end: number) =>
+    new Promise<Uint8Array>((resolve, reject) => {
+      if (task.cancelled) return reject(new Error('the read was cancelled'));
+      const req = ++requests;
+      task.ranges.set(req, { resolve, reject });
+      post({ t: 'range', id, req, start, end });
+    });
+  const ahead = spec.parquet ? PARQUET_BATCHES_AHEAD : BATCHES_AHEAD;
   try {
     for await (const batch of readTaskBatches(
       spec,
       chunks(),
       (reason, detail) => post({ t: 'problem', id, reason, ...(detail ? { detail } : {}) }),
       chains,
+      readRange,
     )) {
-      while (task.unconsumed >= BATCHES_AHEAD && !task.cancelled) await waitForMain();
+      while (task.unconsumed >= ahead && !task.cancelled) await waitForMain();
       if (task.cancelled) break;
       task.unconsumed++;
       // A batch's buffers are its own (batches.ts allocates them per batch, well above

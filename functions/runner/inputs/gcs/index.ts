@@ -13,8 +13,9 @@
  */
 import type { Bucket, Storage } from '@google-cloud/storage';
 import type { GcsInput } from '../../../../shared/job/index.ts';
+import { readRowGroups } from '../../cores/parquet-groups.ts';
 import { type ReadPool, sharedReadPool } from '../../cores/read-pool.ts';
-import { type ReadTask, readsOnAnyCore } from '../../cores/read-task.ts';
+import { type ActionReport, anyCoreRead, type ReadTask } from '../../cores/read-task.ts';
 import {
   type DeliveryUnit,
   type Input,
@@ -215,25 +216,36 @@ export async function runGcsInput(
     try {
       const onRequest = () => stats.download_requests++;
       const raw = countBytes(downloadBytes(bucket, meta, policy, {}, onRequest), stats);
+      /** Bytes `start` to `end` (inclusive), for parquet. */
+      const range = async (start: number, end: number) => {
+        const bytes = await readRange(bucket, meta, policy, start, end, onRequest);
+        stats.bytes += bytes.length;
+        return bytes;
+      };
       const task = readTask(plan, meta, options.maxLineBytes, ctx);
-      // On another core when its events go on as JSON lines (the threads make those, and
-      // apply the job's actions) and it is not parquet.
+      const onActions = (report: ActionReport) => ctx.actions?.absorb(report.stats, report.failures);
+      // On other cores when its events go on as JSON lines (the threads make those, and
+      // apply the job's actions): as a stream of bytes, or parquet row group by row group.
+      const onAnyCore = readPool && ctx.deliverJsonLines ? anyCoreRead(task) : undefined;
       const batches =
-        readPool && ctx.deliverJsonLines && readsOnAnyCore(task)
-          ? readPool.read(task, raw, problem, (report) => ctx.actions?.absorb(report.stats, report.failures))
-          : contentEvents(
-              preprocess(raw, meta, plan.preprocessors, {
-                parquetSource: () =>
-                  rangeReader(meta.size, async (start, end) => {
-                    const bytes = await readRange(bucket, meta, policy, start, end, onRequest);
-                    stats.bytes += bytes.length;
-                    return bytes;
-                  }),
-              }),
-              task.payload,
-              sink.format.batcher(plan, meta),
-              problem,
-            );
+        onAnyCore === 'bytes'
+          ? readPool!.read(task, raw, problem, onActions)
+          : onAnyCore === 'row-groups'
+            ? readRowGroups(
+                readPool!,
+                task,
+                { byteLength: meta.size, read: (start, end) => range(start, end - 1) },
+                problem,
+                onActions,
+              )
+            : contentEvents(
+                preprocess(raw, meta, plan.preprocessors, {
+                  parquetSource: () => rangeReader(meta.size, range),
+                }),
+                task.payload,
+                sink.format.batcher(plan, meta),
+                problem,
+              );
       for await (const batch of batches)
         await (turn ? turn.add(batch, sink.format.size(batch), add) : add(batch));
     } catch (err) {

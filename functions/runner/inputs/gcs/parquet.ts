@@ -16,6 +16,7 @@
  * @example
  *   for await (const slice of parquetRows(rangeReader(size, read))) deliver(slice.rows());
  */
+import type { SchemaElement } from 'hyparquet';
 import type { ParquetFile, Table as WasmTable } from 'parquet-wasm';
 import { batchRows, type RowSlice } from './arrow-rows.ts';
 import { logicalTypeFixes } from './parquet-logical.ts';
@@ -36,13 +37,34 @@ export interface ByteSource {
   slice(start: number, end?: number): ArrayBuffer | Promise<ArrayBuffer>;
 }
 
-export async function* parquetRows(file: ByteSource): AsyncGenerator<RowSlice> {
-  const [{ ParquetFile }, arrow, { parquetMetadataAsync }] = await Promise.all([
-    import('parquet-wasm'),
-    import('apache-arrow'),
-    import('hyparquet'),
+/** The two libraries that decode parquet: loaded here from node_modules, bundled in a read thread. */
+export interface ParquetModules {
+  ParquetFile: typeof import('parquet-wasm').ParquetFile;
+  arrow: typeof import('apache-arrow');
+}
+
+export interface ParquetRowsOptions {
+  /** Only these row groups, in this order (default: all). */
+  rowGroups?: readonly number[];
+  /** The file's schema when the caller read the footer already (parquetLayout). */
+  schema?: SchemaElement[];
+  /** Rows per slice (default ROWS_PER_SLICE). */
+  rowsPerSlice?: number;
+}
+
+/** `modules` loads the decoder: `nodeParquetModules` (parquet-node.ts), or a read thread's own. */
+export async function* parquetRows(
+  file: ByteSource,
+  modules: () => Promise<ParquetModules>,
+  options: ParquetRowsOptions = {},
+): AsyncGenerator<RowSlice> {
+  const [{ ParquetFile, arrow }, schema] = await Promise.all([
+    modules(),
+    options.schema ??
+      import('hyparquet').then(async ({ parquetMetadataAsync }) => (await parquetMetadataAsync(file)).schema),
   ]);
-  const fixes = await logicalTypeFixes((await parquetMetadataAsync(file)).schema);
+  const fixes = await logicalTypeFixes(schema);
+  const perSlice = options.rowsPerSlice ?? ROWS_PER_SLICE;
   const guard = trapGuard();
   let parquet: ParquetFile | undefined;
   let next: Promise<WasmTable> | undefined;
@@ -50,8 +72,9 @@ export async function* parquetRows(file: ByteSource): AsyncGenerator<RowSlice> {
     const opened = await guard.wait(ParquetFile.fromFile(asBlob(file)));
     parquet = opened;
     const metadata = opened.metadata();
-    const groups = metadata.numRowGroups();
+    const count = metadata.numRowGroups();
     metadata.free();
+    const groups = options.rowGroups ?? Array.from({ length: count }, (_, g) => g);
     // One batch per row group (up to this size): fewer, larger column loops in arrow-rows.
     const read = (group: number) => {
       const table = guard.wait(opened.read({ rowGroups: [group], batchSize: 1 << 20 }));
@@ -61,13 +84,13 @@ export async function* parquetRows(file: ByteSource): AsyncGenerator<RowSlice> {
     };
     // The next row group is fetched and decoded while this one's rows go out, so the wait
     // for its bytes is hidden; memory holds at most two row groups.
-    next = groups > 0 ? read(0) : undefined;
-    for (let group = 0; group < groups; group++) {
+    next = groups.length > 0 ? read(groups[0]!) : undefined;
+    for (let g = 0; g < groups.length; g++) {
       const ipc = (await next!).intoIPCStream();
-      next = group + 1 < groups ? read(group + 1) : undefined;
+      next = g + 1 < groups.length ? read(groups[g + 1]!) : undefined;
       for (const batch of arrow.tableFromIPC(ipc).batches) {
-        for (let start = 0; start < batch.numRows; start += ROWS_PER_SLICE)
-          yield batchRows(arrow, batch, start, Math.min(batch.numRows, start + ROWS_PER_SLICE), fixes);
+        for (let start = 0; start < batch.numRows; start += perSlice)
+          yield batchRows(arrow, batch, start, Math.min(batch.numRows, start + perSlice), fixes);
       }
     }
   } finally {
@@ -101,6 +124,7 @@ export function rangeReader(
   };
 }
 
+/** A ByteSource over bytes in memory. */
 export function bufferReader(bytes: Buffer): ByteSource {
   return { byteLength: bytes.length, slice: (start, end) => toArrayBuffer(bytes.subarray(start, end)) };
 }

@@ -14,6 +14,7 @@ import type { Preprocessor } from './config.ts';
 import { applySteps, type Content } from './decompress.ts';
 import type { ObjectMeta } from './list.ts';
 import { type ByteSource, bufferReader, parquetRows } from './parquet.ts';
+import { nodeParquetModules } from './parquet-node.ts';
 
 export { type Content, expandSteps } from './decompress.ts';
 
@@ -32,7 +33,9 @@ export function preprocess(
   sources: PreprocessSources = {},
 ): Content {
   return applySteps(raw, meta, preprocessors, (chunks, untouched) =>
-    untouched && sources.parquetSource ? parquetRows(sources.parquetSource()) : bufferedParquet(chunks),
+    untouched && sources.parquetSource
+      ? parquetRows(sources.parquetSource(), nodeParquetModules)
+      : bufferedParquet(chunks),
   );
 }
 
@@ -48,5 +51,5 @@ async function* bufferedParquet(chunks: AsyncIterable<Buffer>): AsyncGenerator<R
     }
     parts.push(chunk);
   }
-  yield* parquetRows(bufferReader(Buffer.concat(parts)));
+  yield* parquetRows(bufferReader(Buffer.concat(parts)), nodeParquetModules);
 }
