@@ -192,6 +192,29 @@ describe('ReadPool', () => {
     expect(pulled).toBe(afterStop);
   });
 
+  it('gives objects started at the same moment to different threads', async () => {
+    const spread = new ReadPool(2);
+    try {
+      const line = `${JSON.stringify({ pad: 'p'.repeat(100) })}\n`;
+      async function* endless(): AsyncGenerator<Buffer> {
+        for (;;) yield Buffer.from(line.repeat(1000));
+      }
+      // Twice: as the threads start, and again once both are there and idle.
+      for (const round of [1, 2]) {
+        const a = spread.read(task('a.json'), endless(), () => {});
+        const b = spread.read(task('b.json'), endless(), () => {});
+        // Both asked for at once, as the gcs input starts its first objects.
+        await Promise.all([a.next(), b.next()]);
+        // Each still at work (a thread hands back a few batches ahead, then waits).
+        expect(spread.workingPerThread, `round ${round}`).toEqual([1, 1]);
+        await Promise.all([a.return(undefined), b.return(undefined)]);
+        expect(spread.workingPerThread, `round ${round}`).toEqual([0, 0]);
+      }
+    } finally {
+      await spread.close();
+    }
+  });
+
   it('lets a thread with nothing to read go, and starts one again for the next object', async () => {
     const brief = new ReadPool(1, { idleMs: 50 });
     try {

@@ -267,6 +267,11 @@ export class ReadPool {
     return this.#workers.length;
   }
 
+  /** Per thread, its tasks still at work. */
+  get workingPerThread(): number[] {
+    return this.#workers.map((w) => w.working);
+  }
+
   /** Read tasks on the threads now. */
   get tasksRunning(): number {
     return this.#workers.reduce((sum, w) => sum + w.tasks.size, 0);
