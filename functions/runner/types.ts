@@ -26,6 +26,12 @@ export interface JsonLines {
   chunks: Buffer[];
   /** Events (lines) in `chunks`. */
   count: number;
+  /**
+   * For an output done with the chunks' memory (written, or copied): call once, after which
+   * the chunks must not be read again; their buffers are reused (a read thread's). An output
+   * that keeps the chunks, or cannot tell when it is done, never calls it.
+   */
+  release?: () => void;
 }
 
 /** The output's `writeJsonLines`, bound, for `RunContext.deliverJsonLines`; undefined if it has none. */

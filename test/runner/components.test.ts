@@ -112,6 +112,38 @@ describe('the print output', () => {
     expect(done).toBe(true);
   });
 
+  it('releases JSON lines once the stream has written them all, not before and not on failure', async () => {
+    const callbacks: ((err?: Error | null) => void)[] = [];
+    const held = new Writable({
+      write(_chunk, _encoding, callback) {
+        callbacks.push(callback);
+      },
+    });
+    const print = createPrintOutput(held);
+    let released = 0;
+    const lines = { chunks: [Buffer.from('{"a":1}\n'), Buffer.alloc(0)], count: 1, release: () => released++ };
+    const writing = print.writeJsonLines!(lines);
+    await new Promise((r) => setImmediate(r));
+    expect(released).toBe(0);
+    callbacks.shift()!();
+    await writing;
+    await new Promise((r) => setImmediate(r));
+    expect(released).toBe(1);
+
+    const failing = new Writable({
+      write(_chunk, _encoding, callback) {
+        callback(new Error('write EPIPE'));
+      },
+    });
+    const broken = createPrintOutput(failing);
+    let releasedOnFailure = 0;
+    await broken
+      .writeJsonLines!({ chunks: [Buffer.from('x\n')], count: 1, release: () => releasedOnFailure++ })
+      .catch(() => {});
+    await new Promise((r) => setTimeout(r, 10));
+    expect(releasedOnFailure).toBe(0);
+  });
+
   it('rejects writes once its stream failed (the reader went away), without an unhandled error', async () => {
     const gone = new Writable({
       write(_chunk, _encoding, callback) {

@@ -166,10 +166,11 @@ describe('parquet row groups on the read threads', () => {
       groupTask,
       footer(),
       () => {},
-      new Map(),
-      async (start, end) => {
-        asked.push([start, end]);
-        return file.subarray(start, end);
+      {
+        readRange: async (start, end) => {
+          asked.push([start, end]);
+          return file.subarray(start, end);
+        },
       },
     ))
       lines += Buffer.concat(batch.lines?.chunks ?? []).toString();

@@ -56,9 +56,9 @@ async function* linesOf(
   for await (const batch of batches) if (batch.lines) yield batch.lines;
 }
 
-function randomObject(random: () => number): string {
+function randomObject(random: () => number, maxLines = 3000): string {
   const lines: string[] = [];
-  const n = Math.floor(random() * 3000);
+  const n = Math.floor(random() * maxLines);
   for (let i = 0; i < n; i++) {
     const r = random();
     if (r < 0.8) lines.push(JSON.stringify({ i, s: 'x'.repeat(Math.floor(random() * 40)), ü: r }));
@@ -102,6 +102,32 @@ describe('ReadPool', () => {
         expect(poolProblems, `${name}, ${replay}`).toEqual(mainProblems);
       }),
     );
+  });
+
+  it('reuses the buffers an output released: still the same lines, and released memory is handed back', async () => {
+    const seed = testSeed();
+    const random = seededRandom(seed);
+    // Up to 30,000 lines: batches of every size, some outgrowing the buffers handed back.
+    const objects = Array.from({ length: 8 }, (_, k) => ({
+      name: `r-${k}.json.gz`,
+      bytes: gzipSync(randomObject(random, 30_000)),
+    }));
+    const replay = `seed ${seed} (rerun with SLUICE_TEST_SEED=${seed})`;
+    for (const [k, { name, bytes }] of objects.entries()) {
+      const here = await drain(linesOf(readTaskBatches(task(name), chunked(bytes, seededRandom(seed + k)), () => {})));
+      let text = '';
+      let count = 0;
+      for await (const batch of pool.read(task(name), chunked(bytes, seededRandom(seed + k)), () => {})) {
+        text += Buffer.concat(batch.chunks).toString();
+        count += batch.count;
+        expect(batch.release, replay).toBeTypeOf('function');
+        batch.release!();
+        // The memory went back to the thread (to be filled again): no longer readable here.
+        expect(batch.chunks.every((chunk) => chunk.length === 0)).toBe(true);
+        batch.release!(); // a second call does nothing
+      }
+      expect({ text, count }, `${name}, ${replay}`).toEqual(here);
+    }
   });
 
   it('applies a job’s actions in the thread: the same lines, counts and errors as on the main thread', async () => {

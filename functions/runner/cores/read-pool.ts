@@ -210,7 +210,7 @@ export class ReadPool {
           const chunks = message.chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength));
           worker.post({ t: 'credit', id });
           if (message.actions) onActions?.(message.actions);
-          if (message.count > 0) yield { chunks, count: message.count };
+          if (message.count > 0) yield { chunks, count: message.count, release: reuse(worker, chunks) };
         } else if (message.t === 'done') {
           finished = true;
           return;
@@ -276,6 +276,18 @@ export class ReadPool {
   get tasksRunning(): number {
     return this.#workers.reduce((sum, w) => sum + w.tasks.size, 0);
   }
+}
+
+/** Hands a batch's buffers back to the thread that filled them, once (read-worker.ts reuses them). */
+function reuse(worker: PoolWorker, chunks: Buffer[]): () => void {
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    // Detached already (a buffer handed on elsewhere) has no bytes: nothing to give back.
+    const buffers = [...new Set(chunks.map((c) => c.buffer as ArrayBuffer))].filter((b) => b.byteLength > 0);
+    worker.post({ t: 'reuse', buffers }, buffers);
+  };
 }
 
 /**

@@ -25,6 +25,8 @@ export type ToWorker =
   /** The main thread took a batch. */
   | { t: 'credit'; id: number }
   | { t: 'cancel'; id: number }
+  /** Batch buffers the output is done with, for the thread to fill again (any task's). */
+  | { t: 'reuse'; buffers: ArrayBuffer[] }
   /** Bytes `range` asked for (or why they could not be read). */
   | { t: 'bytes'; id: number; req: number; data?: Uint8Array; error?: string };
 

@@ -17,7 +17,7 @@ import {
   compileActionChain,
 } from '../actions/chain.ts';
 import type { RowSlice } from '../inputs/gcs/arrow-rows.ts';
-import { jsonLines, jsonLinesWithActions } from '../inputs/gcs/batches.ts';
+import { type Allocate, jsonLines, jsonLinesWithActions } from '../inputs/gcs/batches.ts';
 import type { Preprocessor } from '../inputs/gcs/config.ts';
 import { applySteps, type Content, expandSteps } from '../inputs/gcs/decompress.ts';
 import type { ShapePlan } from '../inputs/gcs/fields.ts';
@@ -69,25 +69,33 @@ export function anyCoreRead(
   return steps.length === 1 ? 'row-groups' : undefined;
 }
 
-/**
- * The task's batches, each with what its actions did meanwhile (when it has actions).
- * Actions compile once per thread and list of actions (`chains`), not once per object.
- */
+/** The task's batches, each with what its actions did meanwhile (when it has actions). */
+/** What a task may use of the thread it runs on. */
+export interface TaskContext {
+  /** Each job's actions, compiled once per thread and list of actions. */
+  chains?: Map<string, ActionChain & { failures: ActionFailure[] }>;
+  /** Bytes of the stored object beyond those fed (a parquet row group's reader may ask). */
+  readRange?: (start: number, end: number) => Promise<Uint8Array>;
+  /** Where the batches' buffers come from (the thread reuses those the output released). */
+  allocate?: Allocate;
+}
+
 export async function* readTaskBatches(
   task: ReadTask,
   chunks: AsyncIterable<Buffer>,
   problem: ProblemReporter,
-  chains: Map<string, ActionChain & { failures: ActionFailure[] }> = new Map(),
-  /** Bytes of the stored object beyond those fed (a parquet row group's reader may ask). */
-  readRange: (start: number, end: number) => Promise<Uint8Array> = () =>
-    Promise.reject(new Error('this task reads no ranges')),
+  {
+    chains = new Map(),
+    readRange = () => Promise.reject(new Error('this task reads no ranges')),
+    allocate,
+  }: TaskContext = {},
 ): AsyncGenerator<{ lines?: JsonLines; actions?: ActionReport }> {
   // Without a parquet task, a parquet step is an error (anyCoreRead sends none here).
   const content: Content = task.parquet
     ? { kind: 'rows', rows: rowGroupRows(task.parquet, chunks, readRange) }
     : applySteps(chunks, task.meta, task.preprocessors, undefined);
   const chain = task.actions && chainFor(task.actions, chains);
-  const format = chain ? jsonLinesWithActions(chain) : jsonLines;
+  const format = chain || allocate ? jsonLinesWithActions(chain, allocate) : jsonLines;
   for await (const lines of contentEvents(
     content,
     task.payload,

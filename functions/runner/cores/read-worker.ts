@@ -42,7 +42,27 @@ const running = new Map<number, Running>();
 const chains = new Map<string, ActionChain & { failures: ActionFailure[] }>();
 const post = (message: ToMain, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 
+/**
+ * Batch buffers the main thread handed back once the output wrote them (`reuse`): filled
+ * again instead of allocating. Without them every batch was a fresh allocation, and the
+ * main thread's garbage collector freed them, in full collections when `ordered` held them.
+ */
+const spare: ArrayBuffer[] = [];
+const SPARE_BUFFERS = 16;
+const allocate = (bytes: number): Buffer => {
+  for (let i = spare.length - 1; i >= 0; i--) {
+    if (spare[i]!.byteLength < bytes) continue;
+    const [buffer] = spare.splice(i, 1);
+    return Buffer.from(buffer!, 0, buffer!.byteLength);
+  }
+  return Buffer.allocUnsafeSlow(bytes);
+};
+
 port.on('message', (message: ToWorker) => {
+  if (message.t === 'reuse') {
+    for (const buffer of message.buffers) if (spare.length < SPARE_BUFFERS) spare.push(buffer);
+    return;
+  }
   if (message.t === 'start') {
     const task: Running = {
       chunks: [],
@@ -120,14 +140,13 @@ async function run(id: number, spec: ReadTask, task: Running): Promise<void> {
       spec,
       chunks(),
       (reason, detail) => post({ t: 'problem', id, reason, ...(detail ? { detail } : {}) }),
-      chains,
-      readRange,
+      { chains, readRange, allocate },
     )) {
       while (task.unconsumed >= ahead && !task.cancelled) await waitForMain();
       if (task.cancelled) break;
       task.unconsumed++;
-      // A batch's buffers are its own (batches.ts allocates them per batch, well above
-      // Buffer's pool size): handed over, not copied.
+      // A batch's buffers are its own (batches.ts allocates them per batch, whole
+      // ArrayBuffers, never Buffer's shared pool): handed over, not copied.
       const chunks = (batch.lines?.chunks ?? []).map(
         (c) => new Uint8Array(c.buffer, c.byteOffset, c.byteLength),
       );

@@ -116,6 +116,18 @@ describe('JSON lines handed on as read', () => {
     expect(joined.count).toBe(3);
     expect(eventObjects.join([[{ a: 1 }], [{ b: 2 }]])).toEqual([{ a: 1 }, { b: 2 }]);
   });
+
+  it('a joined batch releases each of its parts (the buffers of every read thread in it)', () => {
+    const released: string[] = [];
+    const joined = jsonLines.join([
+      { chunks: [Buffer.from('a\n')], count: 1, release: () => released.push('a') },
+      { chunks: [Buffer.from('b\n')], count: 1 },
+      { chunks: [Buffer.from('c\n')], count: 1, release: () => released.push('c') },
+    ]);
+    joined.release!();
+    expect(released).toEqual(['a', 'c']);
+    expect(jsonLines.join([{ chunks: [Buffer.from('d\n')], count: 1 }]).release).toBeUndefined();
+  });
 });
 
 describe('rows of a parquet slice', () => {

@@ -81,16 +81,34 @@ const INITIAL_BATCH_BYTES = 128 * 1024;
 
 export const jsonLines: BatchFormat<JsonLines> = jsonLinesWithActions(undefined);
 
+/** Where a batcher's buffers come from: a read thread's reuses those the output released. */
+export type Allocate = (bytes: number) => Buffer;
+
 /** JSON lines of the events `chain` gives (without one: as read). */
-export function jsonLinesWithActions(chain: ActionChain | undefined): BatchFormat<JsonLines> {
+export function jsonLinesWithActions(
+  chain: ActionChain | undefined,
+  allocate: Allocate = Buffer.allocUnsafe,
+): BatchFormat<JsonLines> {
   return {
-    batcher: (plan, meta) => jsonLinesBatcher(plan, meta, chain),
+    batcher: (plan, meta) => jsonLinesBatcher(plan, meta, chain, allocate),
     size: (batch) => batch.count,
     join(batches) {
       if (batches.length === 1) return batches[0]!;
       let count = 0;
-      for (const batch of batches) count += batch.count;
-      return { chunks: batches.flatMap((batch) => batch.chunks), count };
+      const releases: (() => void)[] = [];
+      for (const batch of batches) {
+        count += batch.count;
+        if (batch.release) releases.push(batch.release);
+      }
+      const chunks = batches.flatMap((batch) => batch.chunks);
+      if (releases.length === 0) return { chunks, count };
+      return {
+        chunks,
+        count,
+        release: () => {
+          for (const release of releases) release();
+        },
+      };
     },
   };
 }
@@ -99,6 +117,7 @@ function jsonLinesBatcher(
   plan: ShapePlan,
   meta: ObjectMeta,
   chain: ActionChain | undefined,
+  allocate: Allocate,
 ): EventBatcher<JsonLines> {
   const shape = eventShape(plan, meta);
   const entries = metadataEntries(plan.fields, meta);
@@ -125,12 +144,12 @@ function jsonLinesBatcher(
     !names.some((name) => lineChain.wanted.includes(name)) &&
     (lineChain.keepOthers || names.length === 0);
   let members: MemberLines | undefined;
-  let out = Buffer.allocUnsafe(INITIAL_BATCH_BYTES);
+  let out = allocate(INITIAL_BATCH_BYTES);
   let length = 0;
   let count = 0;
   const room = (bytes: number) => {
     if (length + bytes <= out.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(out.length * 2, length + bytes));
+    const grown = allocate(Math.max(out.length * 2, length + bytes));
     out.copy(grown, 0, 0, length);
     out = grown;
   };
@@ -198,7 +217,7 @@ function jsonLinesBatcher(
     take() {
       if (!count) return undefined;
       const batch = { chunks: [out.subarray(0, length)], count };
-      out = Buffer.allocUnsafe(Math.max(INITIAL_BATCH_BYTES, length));
+      out = allocate(Math.max(INITIAL_BATCH_BYTES, length));
       length = 0;
       count = 0;
       return batch;

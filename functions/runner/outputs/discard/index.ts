@@ -17,6 +17,7 @@ export function createDiscardOutput(metrics: OutputMetrics): Output {
       metrics.batches++;
       metrics.events += lines.count;
       for (const chunk of lines.chunks) metrics.bytes += chunk.length;
+      lines.release?.();
     },
     async close() {},
   };

@@ -1,6 +1,6 @@
 /**
  * The `print` output: one JSON event per line. Events an input already holds as JSON
- * lines (`writeJsonLines`) are written as they are. A batch is written at once, and the
+ * lines (`writeJsonLines`) are written as they are, and released once written. A batch is written at once, and the
  * output waits for the stream to drain, so a slow consumer slows the job instead of
  * growing memory. Once the stream fails (its reader went away), every write rejects.
  *
@@ -18,10 +18,19 @@ export function createPrintOutput(stream: Writable): Output {
   stream.on('error', (err) => {
     failure ??= err;
   });
-  const writeText = async (texts: (string | Buffer)[]) => {
+  /** Writes `texts`; `written` is called once the stream is done with them all (not on failure). */
+  const writeText = async (texts: (string | Buffer)[], written?: () => void) => {
     if (failure || stream.destroyed) throw closed(failure);
     let ready = true;
-    for (const text of texts) if (text.length) ready = stream.write(text);
+    let left = 0;
+    for (const text of texts) {
+      if (!text.length) continue;
+      left++;
+      ready = stream.write(text, (err) => {
+        if (!err && --left === 0) written?.();
+      });
+    }
+    if (left === 0) written?.();
     if (ready) return;
     await new Promise<void>((resolve) => {
       const done = () => {
@@ -43,7 +52,8 @@ export function createPrintOutput(stream: Writable): Output {
       await writeText([text]);
     },
     async writeJsonLines(lines: JsonLines) {
-      await writeText(lines.chunks);
+      // Their memory is given back as soon as the stream has written them (read threads reuse it).
+      await writeText(lines.chunks, lines.release);
     },
     async close() {},
   };
