@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDiscardOutput } from '../../functions/runner/outputs/discard/index.ts';
 import { createPrintOutput } from '../../functions/runner/outputs/print/index.ts';
 import { runJob } from '../../functions/runner/runner.ts';
 import { fileStores } from '../../functions/runner/stores/file.ts';
@@ -121,7 +122,11 @@ describe('the print output', () => {
     });
     const print = createPrintOutput(held);
     let released = 0;
-    const lines = { chunks: [Buffer.from('{"a":1}\n'), Buffer.alloc(0)], count: 1, release: () => released++ };
+    const lines = {
+      chunks: [Buffer.from('{"a":1}\n'), Buffer.alloc(0)],
+      count: 1,
+      release: () => released++,
+    };
     const writing = print.writeJsonLines!(lines);
     await new Promise((r) => setImmediate(r));
     expect(released).toBe(0);
@@ -137,9 +142,11 @@ describe('the print output', () => {
     });
     const broken = createPrintOutput(failing);
     let releasedOnFailure = 0;
-    await broken
-      .writeJsonLines!({ chunks: [Buffer.from('x\n')], count: 1, release: () => releasedOnFailure++ })
-      .catch(() => {});
+    await broken.writeJsonLines!({
+      chunks: [Buffer.from('x\n')],
+      count: 1,
+      release: () => releasedOnFailure++,
+    }).catch(() => {});
     await new Promise((r) => setTimeout(r, 10));
     expect(releasedOnFailure).toBe(0);
   });
@@ -154,6 +161,20 @@ describe('the print output', () => {
     await print.write([{ a: 1 }]).catch(() => {});
     await new Promise((r) => setTimeout(r, 10));
     await expect(print.write([{ a: 2 }])).rejects.toMatchObject({ code: 'EPIPE' });
+  });
+});
+
+describe('the discard output', () => {
+  it('counts JSON lines and releases them at once', async () => {
+    const metrics = { events: 0, bytes: 0, batches: 0, retries: 0, failures: 0 };
+    let released = 0;
+    await createDiscardOutput(metrics).writeJsonLines!({
+      chunks: [Buffer.from('{"a":1}\n{"a":2}\n')],
+      count: 2,
+      release: () => released++,
+    });
+    expect(metrics).toMatchObject({ events: 2, bytes: 16, batches: 1 });
+    expect(released).toBe(1);
   });
 });
 

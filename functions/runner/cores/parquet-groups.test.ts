@@ -162,17 +162,12 @@ describe('parquet row groups on the read threads', () => {
       yield Buffer.from(layout.tail.bytes);
     }
     let lines = '';
-    for await (const batch of readTaskBatches(
-      groupTask,
-      footer(),
-      () => {},
-      {
-        readRange: async (start, end) => {
-          asked.push([start, end]);
-          return file.subarray(start, end);
-        },
+    for await (const batch of readTaskBatches(groupTask, footer(), () => {}, {
+      readRange: async (start, end) => {
+        asked.push([start, end]);
+        return file.subarray(start, end);
       },
-    ))
+    }))
       lines += Buffer.concat(batch.lines?.chunks ?? []).toString();
     expect(asked).toEqual([[layout.groups[2]!.start, layout.groups[2]!.end]]);
     const { row_groups } = parquetMetadata(new Uint8Array(file).buffer);

@@ -114,7 +114,9 @@ describe('ReadPool', () => {
     }));
     const replay = `seed ${seed} (rerun with SLUICE_TEST_SEED=${seed})`;
     for (const [k, { name, bytes }] of objects.entries()) {
-      const here = await drain(linesOf(readTaskBatches(task(name), chunked(bytes, seededRandom(seed + k)), () => {})));
+      const here = await drain(
+        linesOf(readTaskBatches(task(name), chunked(bytes, seededRandom(seed + k)), () => {})),
+      );
       let text = '';
       let count = 0;
       for await (const batch of pool.read(task(name), chunked(bytes, seededRandom(seed + k)), () => {})) {
