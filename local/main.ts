@@ -8,6 +8,7 @@
  */
 import { parseArgs } from 'node:util';
 import { startStack } from './stack.ts';
+import { wakePort } from './wake-endpoint.ts';
 
 const { values } = parseArgs({
   options: {
@@ -23,15 +24,25 @@ if (values.help) {
 Starts the local Sluice control plane on real emulators.
   --gcs-dir DIR   serve each subfolder of DIR as a Cloud Storage bucket (default .sluice/gcs)
   --data-dir DIR  keep state here (default .sluice)
-Environment: SLUICE_PORT (8443), SLUICE_HTTP=1 (plain HTTP), SLUICE_ADMIN_PASSWORD (first start only).`);
+Environment: SLUICE_PORT (8443), SLUICE_HTTP=1 (plain HTTP), SLUICE_WAKE_PORT (8444: where
+object notifications wake trigger-less jobs on the cloud worker; 0 picks a free port),
+SLUICE_ADMIN_PASSWORD (first start only).`);
   process.exit(0);
 }
 
 const started = performance.now();
+let wakeAt: number;
+try {
+  wakeAt = wakePort(process.env);
+} catch (err) {
+  console.error(`sluice: ${(err as Error).message}`);
+  process.exit(2);
+}
 const stack = await startStack({
   dataDir: values['data-dir'] ?? '.sluice',
   port: Number(process.env.SLUICE_PORT ?? 8443),
   http: process.env.SLUICE_HTTP === '1',
+  wakePort: wakeAt,
   ...(values['gcs-dir'] ? { gcsDir: values['gcs-dir'] } : {}),
 }).catch((err: Error) => {
   console.error(`sluice: could not start the local stack: ${err.message}`);
@@ -44,6 +55,7 @@ if (stack.tlsFingerprint) {
 }
 for (const notice of stack.notices) console.log(notice);
 console.log(`started in ${Math.round(performance.now() - started)} ms`);
+console.log(`notification wakes (sluice gcs notify --wake): ${stack.wakeUrl}`);
 console.log(`sluice ready: ${stack.url}`);
 
 let stopping = false;

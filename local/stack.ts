@@ -34,6 +34,7 @@ import { type Runners, runnerCount, startRunners } from './runners.ts';
 import { startStorageEmulator } from './storage-emulator/index.ts';
 import { PERIODIC_TASKS, STARTUP_TASKS } from './tasks.ts';
 import { loadOrCreateCertificate } from './tls.ts';
+import { startWakeEndpoint, type WakeEndpoint } from './wake-endpoint.ts';
 
 export interface StackOptions {
   dataDir: string;
@@ -47,6 +48,8 @@ export interface StackOptions {
   env?: NodeJS.ProcessEnv;
   /** Start our own emulators even when the environment names running ones (tests of persistence). */
   ownEmulators?: boolean;
+  /** The wake endpoint's port (local/wake-endpoint.ts; default 0: a free one). */
+  wakePort?: number;
 }
 
 export interface Stack {
@@ -59,6 +62,8 @@ export interface Stack {
   notices: string[];
   /** The `cloud` worker's runner processes (`SLUICE_RUNNERS`). */
   runners: Runners;
+  /** Where object notifications wake trigger-less jobs on the `cloud` worker (`sluice gcs notify --wake`). */
+  wakeUrl: string;
   stop(): Promise<void>;
 }
 
@@ -113,6 +118,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   let server: ServerType | undefined;
   let stopLocalWorker: (() => Promise<void>) | undefined;
   let runners: Runners | undefined;
+  let wake: WakeEndpoint | undefined;
   let stopEventRelay: (() => void) | undefined;
   const exports = debouncedExport(
     () => google.exportFirestore(projectId),
@@ -122,7 +128,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const stopAll = async () => {
     for (const timer of timers) clearInterval(timer);
     stopEventRelay?.();
-    await Promise.all([stopLocalWorker?.(), runners?.stop()]);
+    await Promise.all([stopLocalWorker?.(), runners?.stop(), wake?.stop()]);
     if (server) await closeServer(server);
     exports.stop();
     await exports.flush();
@@ -176,6 +182,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     });
     stopLocalWorker = () => localWorker.stop();
     runners = await startRunners(runnerCount(env), config, emulatorEnv);
+    wake = await startWakeEndpoint(deps, host, options.wakePort ?? 0);
 
     for (const task of PERIODIC_TASKS)
       timers.push(everyTick(deps, task.name, task.everyMs, () => task.run(deps)));
@@ -193,6 +200,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       emulatorEnv,
       notices,
       runners,
+      wakeUrl: wake.url,
       ...(tls ? { tlsFingerprint: tls.fingerprint, certPath: tls.certPath } : {}),
       stop: stopAll,
     };

@@ -27,6 +27,7 @@ export async function startStackProcess(
     ...process.env,
     SLUICE_PORT: String(await freePort()),
     SLUICE_HTTP: '1',
+    SLUICE_WAKE_PORT: '0',
     ...extraEnv,
   };
   delete env.FIRESTORE_EMULATOR_HOST;

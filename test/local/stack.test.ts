@@ -24,6 +24,8 @@ describe('the local stack', () => {
       password = readFileSync(join(dataDir, 'admin-password'), 'utf8').trim();
       expect(statSync(join(dataDir, 'admin-password')).mode & 0o777).toBe(0o600);
       expect(await (await fetch(`${first.url}/api/health`)).json()).toEqual({ status: 'ok' });
+      // The wake endpoint for notified jobs on the cloud worker runs beside the API (test/local/wake-endpoint.test.ts).
+      expect((await fetch(`${first.wakeUrl}/wake`)).status).toBe(404);
       const token = await login(first.url, password);
       const saved = await fetch(`${first.url}/api/contexts/update-global`, {
         method: 'POST',
