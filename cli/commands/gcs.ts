@@ -31,7 +31,7 @@ export const gcsCommands: CommandGroup = (program, wrap) => {
     .option('--name <name>', 'topic and subscription name (default: sluice-gcs-<job>)')
     .option(
       '--wake <runner-url>',
-      'for a job without a trigger on the cloud worker: also push each notification to the runner function (terraform output runner_url), which wakes the job',
+      'for a job without a trigger on the cloud worker: also push each notification to the runner function (terraform output runner_url; on the local stack http://127.0.0.1:8444), which wakes the job',
     )
     .option('--tenant <id>', 'with --wake: the tenant the job belongs to')
     .option(
