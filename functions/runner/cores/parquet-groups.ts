@@ -1,9 +1,10 @@
 /**
  * A parquet object read on every core. Its footer is read here (parquet-layout.ts); then
  * each row group is a read task of its own on the pool, its bytes fetched with one range
- * request and handed over with the footer. As many row groups as the pool has threads
- * are fetched and decoded at once, the first of them going out meanwhile; the lines come
- * out in row-group order, exactly as reading on the main thread gives them.
+ * request and handed over with the footer. One row group more than the pool has threads
+ * is fetched and decoded at once (a thread that finishes one finds the next waiting), the
+ * first of them going out meanwhile; the lines come out in row-group order, exactly as
+ * reading on the main thread gives them.
  *
  * @example
  *   for await (const lines of readRowGroups(pool, task, { byteLength, read }, problem)) deliver(lines);

@@ -4,7 +4,9 @@
  * reader compiled to WebAssembly: every encoding and codec, nested types, and several times
  * faster than the pure-JS reader we had); it hands each row group over as Arrow IPC,
  * which `apache-arrow` reads without copying and `arrow-rows.ts` turns into objects.
- * Both load on the first parquet object, not at start-up (together about 0.3 s); hyparquet
+ * Both load on the first parquet object, not at start-up (together about 0.3 s): from
+ * node_modules on the main thread (parquet-node.ts), bundled in a read thread, which reads
+ * one row group of a file per task (`rowGroups`; runner/cores/parquet-groups.ts). hyparquet
  * (pure JS, small) reads the footer for the logical types Arrow does not keep
  * (parquet-logical.ts).
  *
@@ -14,7 +16,7 @@
  * (it calls only `size`, `slice(start, end)` and `arrayBuffer()`).
  *
  * @example
- *   for await (const slice of parquetRows(rangeReader(size, read))) deliver(slice.rows());
+ *   for await (const slice of parquetRows(rangeReader(size, read), nodeParquetModules)) deliver(slice.rows());
  */
 import type { SchemaElement } from 'hyparquet';
 import type { ParquetFile, Table as WasmTable } from 'parquet-wasm';
