@@ -39,7 +39,12 @@ console.log(
 async function timeToReady(dataDir: string): Promise<number> {
   const port = await freePort();
   const started = performance.now();
-  const env: NodeJS.ProcessEnv = { ...process.env, SLUICE_PORT: String(port), SLUICE_WAKE_PORT: '0', SLUICE_LOG_LEVEL: 'warn' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SLUICE_PORT: String(port),
+    SLUICE_WAKE_PORT: '0',
+    SLUICE_LOG_LEVEL: 'warn',
+  };
   delete env.FIRESTORE_EMULATOR_HOST;
   delete env.PUBSUB_EMULATOR_HOST;
   delete env.STORAGE_EMULATOR_HOST;

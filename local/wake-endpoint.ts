@@ -34,7 +34,15 @@ export async function startWakeEndpoint(deps: AppDeps, host: string, port: numbe
     void runner(req, res);
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(
+              `port ${port} on ${host} is in use (the wake endpoint for notified jobs): set SLUICE_WAKE_PORT to another port, or 0 for any free one`,
+            )
+          : err,
+      ),
+    );
     server.listen(port, host, () => resolve());
   });
   const address = server.address() as AddressInfo;

@@ -113,6 +113,13 @@ describe('the local wake endpoint', () => {
     expect(await nextDue()).toBe(before);
   });
 
+  it('says which setting to change when its port is taken', async () => {
+    const taken = Number(new URL(endpoint.url).port);
+    await expect(startWakeEndpoint(t.deps, '127.0.0.1', taken)).rejects.toThrow(
+      `port ${taken} on 127.0.0.1 is in use (the wake endpoint for notified jobs): set SLUICE_WAKE_PORT`,
+    );
+  });
+
   it('takes its port from SLUICE_WAKE_PORT for npm start: 8444 unless set, and refuses what is not a port', () => {
     expect(wakePort({})).toBe(8444);
     expect(wakePort({ SLUICE_WAKE_PORT: '0' })).toBe(0);

@@ -1,8 +1,9 @@
 /**
  * The `print` output: one JSON event per line. Events an input already holds as JSON
- * lines (`writeJsonLines`) are written as they are, and released once written. A batch is written at once, and the
- * output waits for the stream to drain, so a slow consumer slows the job instead of
- * growing memory. Once the stream fails (its reader went away), every write rejects.
+ * lines (`writeJsonLines`) are written as they are, and released once written. A batch
+ * is written at once, and the output waits for the stream to drain, so a slow consumer
+ * slows the job instead of growing memory. Once the stream fails (its reader went away),
+ * every write rejects.
  *
  * @example
  *   const output = createPrintOutput(process.stdout);
