@@ -4,7 +4,7 @@
  * load runs in a process of its own, as each `sluice` command does.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -73,8 +73,15 @@ describe('the sluice CLI bundle', () => {
     expect(isFresh(root)).toBe(true);
   });
 
-  it('builds for the real CLI', async () => {
+  it('builds for the real CLI: npm packages inside, but those that read files beside their sources', async () => {
     await build(resolve('.'));
     expect(isFresh(resolve('.'))).toBe(true);
+    const code = readFileSync(bundlePaths(resolve('.')).bundle, 'utf8');
+    const imported = new Set([...code.matchAll(/(?:from |import\()"([^"]+)"/g)].map((m) => m[1]!));
+    // Bundled: nothing left to resolve and load one module at a time.
+    for (const name of ['zod', 'yaml', 'commander', '@google-cloud/storage'])
+      expect(imported.has(name), name).toBe(false);
+    // Left out: Google's gRPC clients read their .proto files from beside their sources.
+    expect(imported.has('@google-cloud/pubsub')).toBe(true);
   });
 });
