@@ -183,9 +183,12 @@ export async function runGcsInput(
     inBatch: false,
   });
 
+  /** Objects being read now. */
+  let reading = 0;
   const readObject = async (meta: ObjectMeta): Promise<void> => {
     // First, synchronously: turns are taken in the order reads start, the listing's.
     const turn = inOrder?.enter<unknown>();
+    const alone = reading++ === 0;
     const object = track(meta);
     const add = (batch: unknown) => tracker.add(object, batch);
     stats.downloaded++;
@@ -226,7 +229,11 @@ export async function runGcsInput(
       const onActions = (report: ActionReport) => ctx.actions?.absorb(report.stats, report.failures);
       // On other cores when its events go on as JSON lines (the threads make those, and
       // apply the job's actions): as a stream of bytes, or parquet row group by row group.
-      const onAnyCore = readPool && ctx.deliverJsonLines ? anyCoreRead(task) : undefined;
+      let onAnyCore = readPool && ctx.deliverJsonLines ? anyCoreRead(task) : undefined;
+      // An object read alone (nothing else being read as it starts: a run of one object, a
+      // notification now and then) is read here. On a thread it gains no core and pays the
+      // hand-overs: one 200 MB gzip object took 1.26 s on a thread against 0.99 s here.
+      if (onAnyCore === 'bytes' && alone) onAnyCore = undefined;
       const batches =
         onAnyCore === 'bytes'
           ? readPool!.read(task, raw, problem, onActions)
@@ -250,11 +257,13 @@ export async function runGcsInput(
         await (turn ? turn.add(batch, sink.format.size(batch), add) : add(batch));
     } catch (err) {
       if (ctx.signal.aborted) {
+        reading--;
         turn?.done();
         throw err;
       }
       failed = { err };
     }
+    reading--;
     if (!turn) {
       if (failed) fail(failed.err);
       else finish();

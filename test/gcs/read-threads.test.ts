@@ -1,0 +1,61 @@
+/**
+ * Which objects the gcs input hands to the read threads: an object read alone (a run of one
+ * object) stays on the main thread, where it is read faster (no core to gain, no hand-overs);
+ * objects read while others are go to the threads. The events are the same either way.
+ */
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReadPool } from '../../functions/runner/cores/read-pool.ts';
+import { type GcsTestEnv, gcsTestEnv } from './helpers.ts';
+
+class CountingPool extends ReadPool {
+  reads = 0;
+  override read(...args: Parameters<ReadPool['read']>): ReturnType<ReadPool['read']> {
+    this.reads++;
+    return super.read(...args);
+  }
+}
+
+let env: GcsTestEnv;
+const pool = new CountingPool(2);
+const lines = (n: number, object: number) =>
+  Array.from({ length: n }, (_, i) => JSON.stringify({ object, i })).join('\n');
+
+beforeAll(async () => {
+  env = await gcsTestEnv();
+  await env.put('one/only.json.gz', gzipSync(lines(5000, 0)));
+  for (let k = 0; k < 8; k++) await env.put(`many/${k}.json.gz`, gzipSync(lines(2000, k)));
+});
+afterAll(async () => {
+  await pool.close();
+  await env.stop();
+});
+
+describe('objects on the read threads', () => {
+  it('an object read alone is read on the main thread', async () => {
+    pool.reads = 0;
+    const { events } = await env.run(
+      { 'object-names': ['one/'], preprocessors: ['extension'] },
+      { asJsonLines: true, readPool: pool },
+    );
+    expect(events).toHaveLength(5000);
+    expect(pool.reads).toBe(0);
+  });
+
+  it('objects read while others are go to the threads, with the same events', async () => {
+    pool.reads = 0;
+    const { events } = await env.run(
+      { 'object-names': ['many/'], preprocessors: ['extension'] },
+      { asJsonLines: true, readPool: pool },
+    );
+    expect(events).toHaveLength(16_000);
+    // Four at a time: the first starts alone; those started beside it go to the threads.
+    expect(pool.reads).toBeGreaterThanOrEqual(3);
+    const main = await env.run(
+      { 'object-names': ['many/'], preprocessors: ['extension'] },
+      { asJsonLines: true, readPool: null },
+    );
+    const sorted = (list: unknown[]) => list.map((e) => JSON.stringify(e)).sort();
+    expect(sorted(events)).toEqual(sorted(main.events));
+  });
+});
