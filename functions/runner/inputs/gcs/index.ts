@@ -183,12 +183,11 @@ export async function runGcsInput(
     inBatch: false,
   });
 
-  /** Objects being read now. */
-  let reading = 0;
   const readObject = async (meta: ObjectMeta): Promise<void> => {
     // First, synchronously: turns are taken in the order reads start, the listing's.
     const turn = inOrder?.enter<unknown>();
-    const alone = reading++ === 0;
+    // Nothing else being read: this read is not in the pool's count yet.
+    const alone = pool.active === 0;
     const object = track(meta);
     const add = (batch: unknown) => tracker.add(object, batch);
     stats.downloaded++;
@@ -257,13 +256,11 @@ export async function runGcsInput(
         await (turn ? turn.add(batch, sink.format.size(batch), add) : add(batch));
     } catch (err) {
       if (ctx.signal.aborted) {
-        reading--;
         turn?.done();
         throw err;
       }
       failed = { err };
     }
-    reading--;
     if (!turn) {
       if (failed) fail(failed.err);
       else finish();
@@ -620,6 +617,11 @@ class Pool {
       })
       .finally(() => this.running.delete(promise));
     this.running.add(promise);
+  }
+
+  /** Tasks started and not yet done (a task is counted once `run` has started it). */
+  get active(): number {
+    return this.running.size;
   }
 
   async drain(): Promise<void> {
