@@ -23,6 +23,17 @@ export function cloudGcsYaml(name: string, bucket: string, prefix: string): stri
   return `name: ${name}\ninput:\n  gcs:\n    bucket-name: ${bucket}\n    credentials:\n      storage-url: gs://${bucket}\n      service-account:\n        key: '${FORM_ONLY_KEY}'\n    object-names: ['${prefix}']\n    fingerprinting: true\noutput:\n  print: {}\n`;
 }
 
+/**
+ * The same job without a trigger, reading the notifications of `subscription`: on the cloud
+ * worker, they wake it (`sluice gcs notify --wake`). Its events name their object.
+ */
+export function wokenGcsYaml(name: string, bucket: string, prefix: string, subscription: string): string {
+  return cloudGcsYaml(name, bucket, prefix).replace(
+    '    fingerprinting: true\n',
+    `    fingerprinting: true\n    object-name-field: object\n    notifications:\n      subscription: ${subscription}\n`,
+  );
+}
+
 export async function deployToCloud(
   t: TestApp,
   headers: Record<string, string>,

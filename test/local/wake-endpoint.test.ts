@@ -14,7 +14,7 @@ import { type StorageEmulator, startStorageEmulator } from '../../local/storage-
 import { startWakeEndpoint, type WakeEndpoint, wakePort } from '../../local/wake-endpoint.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
-import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
+import { cloudGcsYaml, deployToCloud, wokenGcsYaml } from '../helpers/cloud-jobs.ts';
 import { printed } from '../helpers/printed.ts';
 import { until } from '../helpers/until.ts';
 
@@ -63,11 +63,7 @@ describe('the local wake endpoint', () => {
     });
     const objects = () => out.lines().map((line) => (JSON.parse(line) as { object: string }).object);
     try {
-      const yaml = cloudGcsYaml('woken', bucket, 'in/').replace(
-        '    fingerprinting: true\n',
-        `    fingerprinting: true\n    object-name-field: object\n    notifications:\n      subscription: ${subscription}\n`,
-      );
-      await deployToCloud(t, admin, 'woken', yaml);
+      await deployToCloud(t, admin, 'woken', wokenGcsYaml('woken', bucket, 'in/', subscription));
       // The first run lists the (empty) bucket and ends; only a wake brings the next.
       await runner.idle(500);
       await storage.bucket(bucket).file('in/new.json').save('{"v":1}\n', { resumable: false });

@@ -22,7 +22,7 @@ import { handleNotificationWake } from '../../functions/runs/wake.ts';
 import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
-import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
+import { cloudGcsYaml, deployToCloud, wokenGcsYaml } from '../helpers/cloud-jobs.ts';
 import { printed } from '../helpers/printed.ts';
 import { until } from '../helpers/until.ts';
 
@@ -74,14 +74,6 @@ async function notifiedBucket(bucket: string, job: string, wake = true): Promise
   return setup.subscription;
 }
 
-/** A trigger-less job that reads the notifications of `subscription`. */
-function wokenYaml(name: string, bucket: string, subscription: string): string {
-  return cloudGcsYaml(name, bucket, 'in/').replace(
-    '    fingerprinting: true\n',
-    `    fingerprinting: true\n    object-name-field: object\n    notifications:\n      subscription: ${subscription}\n`,
-  );
-}
-
 /** The `object` of each event printed so far. */
 const objectsOf = (out: ReturnType<typeof printed>) =>
   out.lines().map((line) => (JSON.parse(line) as { object: string }).object);
@@ -104,7 +96,7 @@ describe('notifications wake a job without a trigger on the cloud worker', () =>
     });
     try {
       // Deployed without a trigger: accepted, and its first run lists what was there (backfill).
-      await deployToCloud(t, admin, 'woken', wokenYaml('woken', bucket, subscription));
+      await deployToCloud(t, admin, 'woken', wokenGcsYaml('woken', bucket, 'in/', subscription));
       await until(() => objectsOf(out).includes('in/before.json'), 20_000, 'the first run');
       await runner.idle(500);
       // The run ended (quiet) and left nothing for the tick: only notifications wake it now.
@@ -146,7 +138,7 @@ describe('notifications wake a job without a trigger on the cloud worker', () =>
   it("at its tenant's cap, a woken run waits for a slot (no tick would request it again)", async () => {
     const bucket = `wake-${randomUUID().slice(0, 8)}`;
     const subscription = await notifiedBucket(bucket, 'capped', false);
-    await deployToCloud(t, admin, 'capped', wokenYaml('capped', bucket, subscription));
+    await deployToCloud(t, admin, 'capped', wokenGcsYaml('capped', bucket, 'in/', subscription));
     const db = await t.deps.clients.firestore();
     const config = t.deps.config;
     const savedCap = config.tenantRunCap;
@@ -173,7 +165,7 @@ describe('notifications wake a job without a trigger on the cloud worker', () =>
   it('a wake while the job runs is answered "later"; one for a job that is not woken by notifications does nothing', async () => {
     const bucket = `wake-${randomUUID().slice(0, 8)}`;
     const subscription = await notifiedBucket(bucket, 'held', false);
-    await deployToCloud(t, admin, 'held', wokenYaml('held', bucket, subscription));
+    await deployToCloud(t, admin, 'held', wokenGcsYaml('held', bucket, 'in/', subscription));
     await deployToCloud(t, admin, 'plain', cloudGcsYaml('plain', bucket, 'x/'));
     const db = await t.deps.clients.firestore();
     const lease = db.doc(leasePath('default', 'held'));
