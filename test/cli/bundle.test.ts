@@ -4,7 +4,17 @@
  * load runs in a process of its own, as each `sluice` command does.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -77,11 +87,66 @@ describe('the sluice CLI bundle', () => {
     await build(resolve('.'));
     expect(isFresh(resolve('.'))).toBe(true);
     const code = readFileSync(bundlePaths(resolve('.')).bundle, 'utf8');
-    const imported = new Set([...code.matchAll(/(?:from |import\()"([^"]+)"/g)].map((m) => m[1]!));
+    const imported = new Set([...code.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1]!));
     // Bundled: nothing left to resolve and load one module at a time.
     for (const name of ['zod', 'yaml', 'commander', '@google-cloud/storage'])
       expect(imported.has(name), name).toBe(false);
     // Left out: Google's gRPC clients read their .proto files from beside their sources.
     expect(imported.has('@google-cloud/pubsub')).toBe(true);
+  });
+
+  describe("V8's code cache", () => {
+    const caches = () =>
+      readdirSync(bundlePaths(root).dir)
+        .filter((name) => name.endsWith('.v8cache'))
+        .map((name) => join(bundlePaths(root).dir, name));
+
+    it('is written by the first run of a build and used, unchanged, by the next', () => {
+      write('word.ts', "export const word: string = 'cached';\n");
+      expect(run()).toBe('cached');
+      const [cache, ...more] = caches();
+      expect(more).toEqual([]);
+      const written = readFileSync(cache!);
+      expect(written.length).toBeGreaterThan(0);
+      const { mtimeMs } = statSync(cache!);
+      expect(run()).toBe('cached');
+      // Accepted by V8, so not written again.
+      expect(statSync(cache!).mtimeMs).toBe(mtimeMs);
+      expect(readFileSync(cache!).equals(written)).toBe(true);
+    });
+
+    it('is refused when damaged, and written again', () => {
+      const [cache] = caches();
+      writeFileSync(cache!, Buffer.alloc(4096, 7));
+      expect(run()).toBe('cached');
+      expect(readFileSync(cache!).equals(Buffer.alloc(4096, 7))).toBe(false);
+    });
+
+    it('belongs to one build: a new build removes the caches of the old', () => {
+      const [old] = caches();
+      write('word.ts', "export const word: string = 'rebuilt';\n");
+      expect(run()).toBe('rebuilt');
+      expect(existsSync(old!)).toBe(false);
+      expect(caches()).toHaveLength(1);
+      expect(run()).toBe('rebuilt');
+    });
+
+    it("keeps import() of a package left out of the bundle working from the cache (V8 drops the script's import callback)", () => {
+      // A stand-in named like an EXTERNAL package, so that the bundle loads it at run time.
+      mkdirSync(join(root, 'node_modules', 'undici'), { recursive: true });
+      writeFileSync(
+        join(root, 'node_modules', 'undici', 'package.json'),
+        '{"name":"undici","main":"index.js"}',
+      );
+      writeFileSync(join(root, 'node_modules', 'undici', 'index.js'), "exports.word = 'imported';\n");
+      write('main.ts', "export const main = async (): Promise<string> => (await import('undici')).word;\n");
+      const script = `const { loadCli } = await import(${JSON.stringify(loader)}); console.log(await (await loadCli(${JSON.stringify(root)})).main());`;
+      const runAsync = () =>
+        execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }).trim();
+      expect(runAsync()).toBe('imported');
+      expect(caches()).toHaveLength(1);
+      expect(runAsync()).toBe('imported');
+      write('main.ts', "import { word } from './word.ts';\nexport const main = (): string => word;\n");
+    });
   });
 });
