@@ -13,10 +13,12 @@
 // The bundle is a CommonJS script, not an ES module, for one reason: V8's code cache. Node
 // 20 caches no compiled ES module, and compiling the 4.9 MB bundle took 0.11-0.13 s of
 // every command. A script compiled with `vm.Script` can be given the code V8 compiled the
-// last time (`cachedData`): the first run after a build writes it, later runs start from
-// it (an empty `sluice job run` 0.46 s -> 0.32 s, median of 6). A cache belongs to one
-// build (its file is named by the build's id, written in the bundle's first line); one
-// that V8 refuses (another Node version or V8 flags) is written again.
+// last time (`cachedData`). The first run of a command after a build writes its cache;
+// later runs start from it (`sluice --help` 0.40 s -> 0.26 s, an empty `sluice job run`
+// 0.60 s -> 0.41 s: medians of 7 alternating runs). There is one cache per command, since
+// each holds the functions its command compiled. A cache belongs to one build (its file is
+// named by the build's id, written in the bundle's first line); one that V8 refuses
+// (another Node version, other V8 flags) is written again.
 //
 // In the script, `import()` is compiled to `require()`: V8 loses a script's dynamic-import
 // callback when it comes from the code cache (nodejs/node#43663 and its kin).
