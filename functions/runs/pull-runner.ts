@@ -11,6 +11,13 @@
  * Requests in hand have their ack deadline extended until they are answered, so only a
  * runner that died lets them go back to the queue.
  *
+ * A pull answers at once, empty when there is nothing (one that waited for requests would
+ * hold stop(), and the emulator hands requests to a waiting pull even after its caller
+ * cancelled it, where they sit out their ack deadline). After an empty answer the runner
+ * pauses, twice as long each time up to IDLE_PAUSE_MAX_MS, and back to EMPTY_PAUSE_MS once
+ * a request comes: pausing 100 ms every time made two idle runners and the Pub/Sub
+ * emulator use about a quarter of a core between them while the local stack sat idle.
+ *
  * @example
  *   const runner = await startPullRunner(deps, { owner: 'runner-1', concurrency: 4 });
  *   await runner.idle(500);
@@ -32,6 +39,8 @@ export interface PullRunnerOptions extends RunnerContext {
   concurrency?: number;
   /** Called with each request's answer (tests, benchmarks). */
   onAnswer?(answer: RunAnswer): void;
+  /** Called as each pull is sent (tests: how often an idle runner asks). */
+  onPull?(): void;
 }
 
 export interface PullRunner {
@@ -45,8 +54,9 @@ interface Received {
   message?: { data?: Uint8Array | string | null; attributes?: Record<string, string> | null } | null;
 }
 
-/** How long to wait before pulling again when the queue was empty. */
+/** How long to wait before pulling again when the queue was empty: at first, and at most. */
 const EMPTY_PAUSE_MS = 100;
+const IDLE_PAUSE_MAX_MS = 1_000;
 
 export async function startPullRunner(deps: AppDeps, options: PullRunnerOptions): Promise<PullRunner> {
   const pubsub = await deps.clients.pubsub();
@@ -77,12 +87,14 @@ export async function startPullRunner(deps: AppDeps, options: PullRunnerOptions)
   const loop = async (name: string, work: (received: Received) => Promise<boolean>, slots: number) => {
     const subscription = pubsub.subscription(name).name;
     let mine = 0;
+    let emptyPause = EMPTY_PAUSE_MS;
     while (!stopped) {
       if (mine >= slots) {
         await pause(20);
         continue;
       }
       let received: Received[];
+      options.onPull?.();
       try {
         // Answered at once even when there is nothing (then it pauses a moment): a pull that
         // waited for requests would hold stop() until its timeout. Discouraged against the
@@ -107,9 +119,11 @@ export async function startPullRunner(deps: AppDeps, options: PullRunnerOptions)
         return;
       }
       if (received.length === 0) {
-        await pause(EMPTY_PAUSE_MS);
+        await pause(emptyPause);
+        emptyPause = Math.min(emptyPause * 2, IDLE_PAUSE_MAX_MS);
         continue;
       }
+      emptyPause = EMPTY_PAUSE_MS;
       for (const request of received) {
         mine++;
         inHand++;
