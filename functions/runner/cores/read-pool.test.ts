@@ -262,6 +262,43 @@ describe('ReadPool', () => {
     }
   });
 
+  it('starts a thread with its core alone: the actions code comes with the first task that has actions', async () => {
+    const { READ_WORKER_SOURCE, READ_WORKER_PARTS } = await import('./read-worker.generated.ts');
+    // What every thread parses at start: tens of KB, not the 0.9 MB with its parts.
+    expect(READ_WORKER_SOURCE.length).toBeLessThan(100_000);
+    expect(READ_WORKER_PARTS.parquet.length + READ_WORKER_PARTS.actions.length).toBeGreaterThan(500_000);
+    const one = new ReadPool(1);
+    const actions = [{ filter: 'int(event.i) != 2' }, { set: { seen: 'true' } }] as Action[];
+    const withActions = (name: string): ReadTask => ({
+      ...task(name),
+      actions: { list: actions, job: 'j', worker: 'w' },
+    });
+    const bytes = Buffer.from('{"i":1}\n{"i":2}\n{"i":3}\n');
+    try {
+      expect(await drain(one.read(task('a.json'), chunked(bytes, Math.random), () => {}))).toEqual({
+        text: '{"i":1,"object":"a.json"}\n{"i":2,"object":"a.json"}\n{"i":3,"object":"a.json"}\n',
+        count: 3,
+      });
+      // The same thread, now with the part; a second task finds it loaded.
+      for (const name of ['b.json', 'c.json']) {
+        const read = await drain(one.read(withActions(name), chunked(bytes, Math.random), () => {}));
+        expect(read.count).toBe(2);
+        expect(
+          read.text
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => JSON.parse(line)),
+        ).toEqual([
+          { i: 1, object: name, seen: true },
+          { i: 3, object: name, seen: true },
+        ]);
+      }
+      expect(one.threads).toBe(1);
+    } finally {
+      await one.close();
+    }
+  });
+
   it('is what read-worker.ts bundles to (run `npm run build:workers` after changing what it imports)', async () => {
     expect(readFileSync(READ_WORKER_MODULE, 'utf8')).toBe(renderedWorkerModule(await bundleReadWorker()));
   });

@@ -18,6 +18,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { ProblemReporter } from '../inputs/gcs/payload.ts';
 import type { JsonLines } from '../types.ts';
+import { partsNeeded, type ReadPartName } from './read-parts.ts';
 import type { ToMain, ToWorker } from './read-protocol.ts';
 import type { ActionReport, ReadTask } from './read-task.ts';
 
@@ -43,6 +44,8 @@ class PoolWorker {
    */
   working = 0;
   readonly worker: Worker;
+  /** Parts of the thread's code it has been sent (read-parts.ts). */
+  readonly parts = new Set<ReadPartName>();
   gone = false;
   #idle: NodeJS.Timeout | undefined;
 
@@ -100,6 +103,8 @@ class PoolWorker {
 export class ReadPool {
   #workers: PoolWorker[] = [];
   #nextId = 1;
+  /** The scripts of the parts, loaded with the first thread's. */
+  #partSources: Record<ReadPartName, string> | undefined;
 
   constructor(
     readonly size: number,
@@ -195,7 +200,14 @@ export class ReadPool {
         notify();
       },
     });
-    worker.post({ t: 'start', id, task });
+    const parts = partsNeeded(task).filter((name) => !worker.parts.has(name));
+    for (const name of parts) worker.parts.add(name);
+    worker.post({
+      t: 'start',
+      id,
+      task,
+      ...(parts.length > 0 ? { parts: parts.map((name) => this.#partSources![name]) } : {}),
+    });
     try {
       for (;;) {
         const message = inbox.shift();
@@ -242,7 +254,8 @@ export class ReadPool {
       const idle = this.#workers.find((w) => w.working === 0);
       if (idle) return take(idle);
       // Loaded with the first thread: a process that reads no object never parses it.
-      const { READ_WORKER_SOURCE } = await import('./read-worker.generated.ts');
+      const { READ_WORKER_SOURCE, READ_WORKER_PARTS } = await import('./read-worker.generated.ts');
+      this.#partSources = READ_WORKER_PARTS;
       if (this.#workers.length >= this.size) return this.#leastBusy();
       const worker = new PoolWorker(
         READ_WORKER_SOURCE,

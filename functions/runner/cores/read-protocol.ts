@@ -18,7 +18,8 @@ export const PARQUET_BATCHES_AHEAD = 32;
 export const PARQUET_SLICE_ROWS = 4096;
 
 export type ToWorker =
-  | { t: 'start'; id: number; task: ReadTask }
+  /** A task, with the scripts of the parts it needs that the thread has not loaded (read-parts.ts). */
+  | { t: 'start'; id: number; task: ReadTask; parts?: string[] }
   | { t: 'chunk'; id: number; data: Uint8Array }
   /** The object's bytes are all sent, or the download failed (`error`). */
   | { t: 'end'; id: number; error?: string }

@@ -10,23 +10,17 @@
  */
 import type { SchemaElement } from 'hyparquet';
 import type { Action } from '../../../shared/job/actions/schema.ts';
-import {
-  type ActionChain,
-  type ActionFailure,
-  type ActionStats,
-  compileActionChain,
-} from '../actions/chain.ts';
+import type { ActionChain, ActionFailure, ActionStats } from '../actions/chain.ts';
 import type { RowSlice } from '../inputs/gcs/arrow-rows.ts';
 import { type Allocate, jsonLines, jsonLinesWithActions } from '../inputs/gcs/batches.ts';
 import type { Preprocessor } from '../inputs/gcs/config.ts';
 import { applySteps, type Content, expandSteps } from '../inputs/gcs/decompress.ts';
 import type { ShapePlan } from '../inputs/gcs/fields.ts';
 import type { ObjectMeta } from '../inputs/gcs/list.ts';
-import { parquetRows } from '../inputs/gcs/parquet.ts';
-import { sparseSource } from '../inputs/gcs/parquet-layout.ts';
 import { contentEvents, type PayloadOptions, type ProblemReporter } from '../inputs/gcs/payload.ts';
 import type { JsonLines } from '../types.ts';
-import { parquetModulesFor } from './parquet-wasm.ts';
+import { actionsPart } from './read-part-actions.ts';
+import { parquetPart } from './read-part-parquet.ts';
 import { PARQUET_SLICE_ROWS } from './read-protocol.ts';
 
 export interface ReadTask {
@@ -126,9 +120,9 @@ async function* rowGroupRows(
     at += length;
     return { start, bytes };
   });
-  yield* parquetRows(
-    sparseSource(spec.byteLength, regions, readRange),
-    () => parquetModulesFor(spec.module),
+  yield* parquetPart.parquetRows(
+    parquetPart.sparseSource(spec.byteLength, regions, readRange),
+    () => parquetPart.parquetModulesFor(spec.module),
     { rowGroups: [spec.rowGroup], schema: spec.schema, rowsPerSlice: PARQUET_SLICE_ROWS },
   );
 }
@@ -143,7 +137,7 @@ function chainFor(
     const failures: ActionFailure[] = [];
     // Failures are handed on as they are; the main thread's chain limits what is reported.
     chain = Object.assign(
-      compileActionChain(actions.list, { onError: (failure) => failures.push(failure) }),
+      actionsPart.compileActionChain(actions.list, { onError: (failure) => failures.push(failure) }),
       { failures },
     );
     chain.bind({ job: actions.job, worker: actions.worker });

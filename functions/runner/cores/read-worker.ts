@@ -10,6 +10,7 @@
  * unconsumed by the main thread before it waits. A row group's reader may also ask the
  * main thread for other ranges of the object (`range`).
  */
+import { runInThisContext } from 'node:vm';
 import { parentPort } from 'node:worker_threads';
 import type { ActionChain, ActionFailure } from '../actions/chain.ts';
 import {
@@ -74,6 +75,18 @@ port.on('message', (message: ToWorker) => {
       ranges: new Map(),
     };
     running.set(message.id, task);
+    try {
+      // Parts of this thread's code the task needs, sent with the first such task.
+      for (const source of message.parts ?? []) runInThisContext(source);
+    } catch (err) {
+      running.delete(message.id);
+      post({
+        t: 'failed',
+        id: message.id,
+        message: `could not load the read thread's code: ${(err as Error).message}`,
+      });
+      return;
+    }
     void run(message.id, message.task, task);
     return;
   }
