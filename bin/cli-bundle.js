@@ -144,9 +144,10 @@ export async function build(root) {
   renameSync(bundle + suffix, bundle);
   writeFileSync(manifest + suffix, JSON.stringify({ version: BUILD_VERSION, inputs }));
   renameSync(manifest + suffix, manifest);
-  // Code caches of earlier builds: never used again.
+  // Code caches of earlier builds, and the ES module bundle of earlier versions: never used again.
   for (const name of readdirSync(dir))
-    if (name.endsWith('.v8cache') && !name.startsWith(`cli.${id}.`)) rmSync(join(dir, name), { force: true });
+    if ((name.endsWith('.v8cache') && !name.startsWith(`cli.${id}.`)) || name === 'cli.mjs')
+      rmSync(join(dir, name), { force: true });
 }
 
 /**
