@@ -234,7 +234,8 @@ export async function runGcsInput(
       // object, a notification now and then) is read here. On a thread it gains no core and
       // pays the hand-overs: one 200 MB gzip object took 1.13 s on a thread against 0.98 s
       // here. The first of many goes to a thread like the rest: read here, it made V8
-      // optimise the reading code for this thread too, 0.3-0.4 s of a core.
+      // optimise the reading code for this thread too (`contentEvents` alone took 50-100 ms
+      // of a core to compile, `--trace-opt`) while the threads needed the cores.
       if (onAnyCore === 'bytes' && alone) onAnyCore = undefined;
       const batches =
         onAnyCore === 'bytes'
