@@ -5,41 +5,34 @@
  * anything else, a run request's push included, is 404 and requests nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { PubSub } from '@google-cloud/pubsub';
-import { Storage } from '@google-cloud/storage';
+import type { PubSub } from '@google-cloud/pubsub';
+import type { Storage } from '@google-cloud/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setUpBucketNotifications } from '../../cli/gcs-notify.ts';
 import { startPullRunner } from '../../functions/runs/pull-runner.ts';
-import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
 import { startWakeEndpoint, type WakeEndpoint, wakePort } from '../../local/wake-endpoint.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
-import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
+import type { TestApp } from '../helpers/app.ts';
 import { cloudGcsYaml, deployToCloud, wokenGcsYaml } from '../helpers/cloud-jobs.ts';
+import { type NotifiedEnv, notifiedEnv } from '../helpers/notified-env.ts';
 import { printed } from '../helpers/printed.ts';
 import { until } from '../helpers/until.ts';
 
 const PROJECT = 'demo-local-wake';
+let env: NotifiedEnv;
 let t: TestApp;
 let admin: Record<string, string>;
-let gcs: StorageEmulator;
 let storage: Storage;
 let pubsub: PubSub;
 let endpoint: WakeEndpoint;
 
 beforeAll(async () => {
-  t = await testApp();
-  admin = bearer(await bootstrapTestAdmin(t));
-  gcs = await startStorageEmulator({ port: 0 });
-  process.env.STORAGE_EMULATOR_HOST = gcs.url;
-  storage = new Storage({ apiEndpoint: gcs.url, projectId: PROJECT });
-  pubsub = new PubSub({ projectId: PROJECT });
+  env = await notifiedEnv(PROJECT);
+  ({ t, admin, storage, pubsub } = env);
   endpoint = await startWakeEndpoint(t.deps, '127.0.0.1', 0);
 });
 afterAll(async () => {
   await endpoint.stop();
-  await pubsub.close();
-  await t.close();
-  await gcs.stop();
+  await env.close();
 });
 
 describe('the local wake endpoint', () => {

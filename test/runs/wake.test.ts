@@ -8,8 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PubSub } from '@google-cloud/pubsub';
-import { Storage } from '@google-cloud/storage';
+import type { PubSub } from '@google-cloud/pubsub';
+import type { Storage } from '@google-cloud/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setUpBucketNotifications } from '../../cli/gcs-notify.ts';
 import { leasePath } from '../../functions/adapters/firestore-paths.ts';
@@ -19,17 +19,16 @@ import { startPullRunner } from '../../functions/runs/pull-runner.ts';
 import { handleRunRequest, type RunAnswer } from '../../functions/runs/runner.ts';
 import { freeRunSlot, takeRunSlot } from '../../functions/runs/tenant-slots.ts';
 import { handleNotificationWake } from '../../functions/runs/wake.ts';
-import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
-import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
+import type { TestApp } from '../helpers/app.ts';
 import { cloudGcsYaml, deployToCloud, wokenGcsYaml } from '../helpers/cloud-jobs.ts';
+import { type NotifiedEnv, notifiedEnv } from '../helpers/notified-env.ts';
 import { printed } from '../helpers/printed.ts';
 import { until } from '../helpers/until.ts';
 
 const PROJECT = 'demo-wake';
+let env: NotifiedEnv;
 let t: TestApp;
 let admin: Record<string, string>;
-let gcs: StorageEmulator;
 let storage: Storage;
 let pubsub: PubSub;
 let server: Server;
@@ -38,12 +37,8 @@ let runnerUrl: string;
 const calls: string[] = [];
 
 beforeAll(async () => {
-  t = await testApp();
-  admin = bearer(await bootstrapTestAdmin(t));
-  gcs = await startStorageEmulator({ port: 0 });
-  process.env.STORAGE_EMULATOR_HOST = gcs.url;
-  storage = new Storage({ apiEndpoint: gcs.url, projectId: PROJECT });
-  pubsub = new PubSub({ projectId: PROJECT });
+  env = await notifiedEnv(PROJECT);
+  ({ t, admin, storage, pubsub } = env);
   const handler = runnerFunction(t.deps);
   server = createServer((req: IncomingMessage, res: ServerResponse) => {
     calls.push(req.url ?? '');
@@ -54,9 +49,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   server.close();
-  await pubsub.close();
-  await t.close();
-  await gcs.stop();
+  await env.close();
 });
 
 /** A bucket with notifications to a job subscription and a wake subscription; returns the job's subscription. */
