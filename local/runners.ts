@@ -32,6 +32,8 @@ export async function startRunners(
   emulatorEnv: Record<string, string>,
   /** Where the jobs' `print` output goes (tests read it). */
   printTo: NodeJS.WritableStream = process.stdout,
+  /** Where the runners' logs go, each line marked with its runner (tests keep them). */
+  logTo: NodeJS.WritableStream = process.stderr,
 ): Promise<Runners> {
   const env = {
     ...emulatorEnv,
@@ -56,7 +58,7 @@ export async function startRunners(
         // `print` output as it is (as the cloud worker's goes to Cloud Logging); logs marked.
         onOutput: (chunk, stream) => {
           if (stream === 'stdout') printTo.write(chunk);
-          else process.stderr.write(chunk.toString().replace(/^(?=.)/gm, `[cloud-${i + 1}] `));
+          else logTo.write(chunk.toString().replace(/^(?=.)/gm, `[cloud-${i + 1}] `));
         },
       },
     );

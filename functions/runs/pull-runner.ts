@@ -51,6 +51,8 @@ export interface PullRunner {
 
 interface Received {
   ackId?: string | null;
+  /** How often Pub/Sub has delivered it, this time included (subscriptions with a dead-letter policy). */
+  deliveryAttempt?: number | null;
   message?: { data?: Uint8Array | string | null; attributes?: Record<string, string> | null } | null;
 }
 
@@ -171,6 +173,10 @@ export async function startPullRunner(deps: AppDeps, options: PullRunnerOptions)
           return true;
         }
         const started = Date.now();
+        deps.logger.debug(
+          { job: parsed.request.job, reason: parsed.request.reason, attempt: received.deliveryAttempt },
+          'run request received',
+        );
         const answer = await handleRunRequest(deps, parsed.request, options);
         deps.logger.debug(
           {

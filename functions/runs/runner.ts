@@ -55,7 +55,7 @@ import { recordCloudState, recordNextDue, stateAfter } from './cloud-states.ts';
 import { requestHorizonMs, requestRuns } from './dispatch.ts';
 import { publishRunRequests } from './run-channel.ts';
 import { endPart, partsOwner, RunParts } from './shards.ts';
-import { freeRunSlot, renewRunSlot, takeRunSlot } from './tenant-slots.ts';
+import { type RunSlot, takeRunSlot } from './tenant-slots.ts';
 
 export interface RunnerContext {
   /** Names this runner (process or function instance) in leases and slots. */
@@ -106,7 +106,7 @@ export async function handleRunRequest(
     return { ack: true, outcome: 'tenant-at-cap' };
   }
   const renewal = setInterval(() => {
-    void renewRunSlot(db, tenant, run, Date.now() + leaseMs).catch(() => {});
+    void slotTaken.renew(Date.now() + leaseMs).catch(() => {});
   }, leaseMs / 3);
   let slotFreed = false;
   /** Before the rest of a run is requested: its own slot must not make it wait. */
@@ -114,7 +114,7 @@ export async function handleRunRequest(
     if (slotFreed) return;
     slotFreed = true;
     clearInterval(renewal);
-    await freeRunSlot(db, tenant, run).catch(() => {});
+    await slotTaken.free().catch(() => {});
   };
   try {
     const rendered = await renderCloudJob(deps, db, new ContextStore(db), doc);
@@ -314,12 +314,12 @@ async function waitForRunSlot(
   owner: string,
   slot: { cap: number; leaseMs: number },
   waitMs: number,
-): Promise<boolean> {
+): Promise<RunSlot | undefined> {
   const until = Date.now() + waitMs;
   for (;;) {
-    if (await takeRunSlot(db, tenant, owner, { cap: slot.cap, untilMs: Date.now() + slot.leaseMs }))
-      return true;
-    if (Date.now() > until) return false;
+    const taken = await takeRunSlot(db, tenant, owner, { cap: slot.cap, untilMs: Date.now() + slot.leaseMs });
+    if (taken) return taken;
+    if (Date.now() > until) return undefined;
     await new Promise((r) => setTimeout(r, 250));
   }
 }

@@ -1,41 +1,60 @@
 /**
  * A Firestore lease per job, so that two runners (a request delivered twice, or a tick's
- * request and a continuation) never run the same job at once. Taken in a transaction:
- * free, expired, or already ours (taking it again renews it). Released by its owner only.
+ * request and a continuation) never run the same job at once: taken if free, expired, or
+ * already ours (taking it again renews it), released and handed on by its owner only.
+ *
+ * Each change is a read and a write on condition that the lease is still as read
+ * (adapters/conditional-write.ts), never a transaction: a runner killed mid-transaction
+ * would leave the lease document locked for a minute, and the job with it.
  *
  * @example
  *   if ((await acquireLease(db, path, { owner, untilMs })).acquired) { ...; await releaseLease(db, path, owner); }
  */
-import type { Firestore } from '@google-cloud/firestore';
+import type { DocumentReference, DocumentSnapshot, Firestore } from '@google-cloud/firestore';
+import { deleteIfUnchanged, writeIfUnchanged } from '../adapters/conditional-write.ts';
+
+type LeaseAnswer = { acquired: true } | { acquired: false; expiresAtMs: number };
+
+/** Reads before giving up on a lease that keeps changing under us (two writers at once lose one read each). */
+const ATTEMPTS = 5;
 
 export async function acquireLease(
   db: Firestore,
   path: string,
   lease: { owner: string; untilMs: number; nowMs?: number },
-): Promise<{ acquired: true } | { acquired: false; expiresAtMs: number }> {
+): Promise<LeaseAnswer> {
   const ref = db.doc(path);
-  return db.runTransaction(async (tx) => {
-    const snapshot = await tx.get(ref);
+  return changeLease<LeaseAnswer>(ref, (snapshot) => {
     const now = lease.nowMs ?? Date.now();
     const holder = snapshot.get('owner') as string | undefined;
     const expires = (snapshot.get('expires_at_ms') as number | undefined) ?? 0;
     if (snapshot.exists && holder !== lease.owner && expires > now)
-      return { acquired: false as const, expiresAtMs: expires };
-    tx.set(ref, {
-      owner: lease.owner,
-      expires_at_ms: lease.untilMs,
-      acquired_at: holder === lease.owner ? snapshot.get('acquired_at') : new Date(now).toISOString(),
-    });
-    return { acquired: true as const };
+      return { answer: { acquired: false as const, expiresAtMs: expires } };
+    return {
+      answer: { acquired: true as const },
+      write: {
+        owner: lease.owner,
+        expires_at_ms: lease.untilMs,
+        acquired_at:
+          (holder === lease.owner ? snapshot.get('acquired_at') : undefined) ?? new Date(now).toISOString(),
+      },
+    };
   });
 }
 
+/** Moves our lease's expiry to `untilMs`; does nothing once it is no longer ours (released, or taken after it expired). */
+export async function renewLease(db: Firestore, path: string, owner: string, untilMs: number): Promise<void> {
+  await changeLease(db.doc(path), (snapshot) =>
+    snapshot.get('owner') === owner
+      ? { answer: undefined, write: { ...snapshot.data(), expires_at_ms: untilMs } }
+      : { answer: undefined },
+  );
+}
+
 export async function releaseLease(db: Firestore, path: string, owner: string): Promise<void> {
-  const ref = db.doc(path);
-  await db.runTransaction(async (tx) => {
-    const snapshot = await tx.get(ref);
-    if (snapshot.exists && snapshot.get('owner') === owner) tx.delete(ref);
-  });
+  await changeLease(db.doc(path), (snapshot) =>
+    snapshot.get('owner') === owner ? { answer: undefined, write: 'delete' } : { answer: undefined },
+  );
 }
 
 /** Gives a lease we hold to another owner, until `untilMs`. */
@@ -45,10 +64,31 @@ export async function handLease(
   owner: string,
   to: { owner: string; untilMs: number },
 ): Promise<void> {
-  const ref = db.doc(path);
-  await db.runTransaction(async (tx) => {
-    const snapshot = await tx.get(ref);
-    if (!snapshot.exists || snapshot.get('owner') !== owner) return;
-    tx.set(ref, { owner: to.owner, expires_at_ms: to.untilMs, acquired_at: new Date().toISOString() });
-  });
+  await changeLease(db.doc(path), (snapshot) =>
+    snapshot.exists && snapshot.get('owner') === owner
+      ? {
+          answer: undefined,
+          write: { owner: to.owner, expires_at_ms: to.untilMs, acquired_at: new Date().toISOString() },
+        }
+      : { answer: undefined },
+  );
+}
+
+/** Reads the lease, decides, and writes on condition it has not changed; again if it had. */
+async function changeLease<T>(
+  ref: DocumentReference,
+  decide: (snapshot: DocumentSnapshot) => { answer: T; write?: Record<string, unknown> | 'delete' },
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const snapshot = await ref.get();
+    const { answer, write } = decide(snapshot);
+    if (write === undefined) return answer;
+    const written =
+      write === 'delete'
+        ? await deleteIfUnchanged(ref, snapshot)
+        : await writeIfUnchanged(ref, snapshot, write);
+    if (written) return answer;
+    if (attempt === ATTEMPTS)
+      throw new Error(`the lease ${ref.path} changed ${ATTEMPTS} times while we tried to change it`);
+  }
 }

@@ -41,7 +41,7 @@ import {
   type ShardControl,
   wasReported,
 } from '../runner/types.ts';
-import { acquireLease, handLease, releaseLease } from './lease.ts';
+import { acquireLease, handLease, releaseLease, renewLease } from './lease.ts';
 
 export interface ScheduledJob {
   tenant: string;
@@ -161,7 +161,7 @@ async function runOne(
   const lease = await acquireLease(deps.db, path, { owner, untilMs: now() + leaseMs, nowMs: now() });
   if (!lease.acquired) return { ...base, outcome: 'leased-elsewhere', leaseExpiresMs: lease.expiresAtMs };
   const renewal = setInterval(() => {
-    void acquireLease(deps.db, path, { owner, untilMs: Date.now() + leaseMs }).catch(() => {});
+    void renewLease(deps.db, path, owner, Date.now() + leaseMs).catch(() => {});
   }, leaseMs / 3);
   // What a failed run leaves as the job's next due time: when it would be due had it completed.
   let ifCompleted: (() => number | null) | undefined;

@@ -74,6 +74,14 @@ it('runners killed with SIGKILL mid-run lose nothing; only objects in flight are
   // A short budget keeps the request horizon short (2 × budget + 60 s): a request Pub/Sub
   // gave up on (one killed five times) is made again within the wait below.
   const config = { ...t.deps.config, runLease: '2s', cloudRunBudget: '20s' };
+  // The runners' debug logs and the kills, kept for a failure's message.
+  const logs: string[] = [];
+  const logTo = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(chunk.toString());
+      done();
+    },
+  });
   runners = await startRunners(
     2,
     config,
@@ -82,8 +90,10 @@ it('runners killed with SIGKILL mid-run lose nothing; only objects in flight are
       PUBSUB_EMULATOR_HOST: process.env.PUBSUB_EMULATOR_HOST!,
       STORAGE_EMULATOR_HOST: gcs.url,
       SLUICE_RUNNER_CONCURRENCY: '2',
+      SLUICE_LOG_LEVEL: 'debug',
     },
     print,
+    logTo,
   );
   let ticking = true;
   const tick = (async () => {
@@ -101,7 +111,9 @@ it('runners killed with SIGKILL mid-run lose nothing; only objects in flight are
       await new Promise((r) => setTimeout(r, 100 + random() * 400));
       const alive = runners.processes();
       if (alive.length === 0) continue;
-      process.kill(-alive[Math.floor(random() * alive.length)]!.pid, 'SIGKILL');
+      const victim = alive[Math.floor(random() * alive.length)]!;
+      process.kill(-victim.pid, 'SIGKILL');
+      logs.push(`${new Date().toISOString()} test: killed runner ${victim.pid}\n`);
       kills++;
     }
     // A killed runner's requests come back only after their ack deadline: all 10 land mid-way.
@@ -116,7 +128,7 @@ it('runners killed with SIGKILL mid-run lose nothing; only objects in flight are
         .reverse()
         .map((e) => `${e.time} ${e.type} ${e.job} ${JSON.stringify(e.payload).slice(0, 160)}`);
       throw new Error(
-        `${(err as Error).message}; ${seen.size} of ${total} lines printed; events:\n${timeline.join('\n')}`,
+        `${(err as Error).message}; ${seen.size} of ${total} lines printed; events:\n${timeline.join('\n')}\nrunners:\n${logs.join('')}`,
       );
     });
   } finally {

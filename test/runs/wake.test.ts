@@ -17,7 +17,7 @@ import { runnerFunction } from '../../functions/entry/runner-function.ts';
 import { dispatchDueRuns } from '../../functions/runs/dispatch.ts';
 import { startPullRunner } from '../../functions/runs/pull-runner.ts';
 import { handleRunRequest, type RunAnswer } from '../../functions/runs/runner.ts';
-import { freeRunSlot, takeRunSlot } from '../../functions/runs/tenant-slots.ts';
+import { takeRunSlot } from '../../functions/runs/tenant-slots.ts';
 import { handleNotificationWake } from '../../functions/runs/wake.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { cloudGcsYaml, deployToCloud, wokenGcsYaml } from '../helpers/cloud-jobs.ts';
@@ -137,10 +137,9 @@ describe('notifications wake a job without a trigger on the cloud worker', () =>
     const savedCap = config.tenantRunCap;
     config.tenantRunCap = 1;
     // Another run holds the tenant's one slot for a moment.
-    expect(await takeRunSlot(db, 'default', 'another-run', { cap: 1, untilMs: Date.now() + 60_000 })).toBe(
-      true,
-    );
-    const freed = setTimeout(() => void freeRunSlot(db, 'default', 'another-run'), 1_000);
+    const another = await takeRunSlot(db, 'default', 'another-run', { cap: 1, untilMs: Date.now() + 60_000 });
+    expect(another).toBeDefined();
+    const freed = setTimeout(() => void another!.free(), 1_000);
     try {
       const answer = await handleRunRequest(
         t.deps,
@@ -150,7 +149,7 @@ describe('notifications wake a job without a trigger on the cloud worker', () =>
       expect(answer).toMatchObject({ ack: true, outcome: 'completed' });
     } finally {
       clearTimeout(freed);
-      await freeRunSlot(db, 'default', 'another-run');
+      await another!.free();
       config.tenantRunCap = savedCap;
     }
   }, 60_000);

@@ -1,0 +1,60 @@
+/**
+ * Writes that happen only if a document is still as it was read: created if it did not
+ * exist, changed or deleted only if its update time is the one read. What leases and run
+ * slots use instead of transactions.
+ *
+ * Why not a transaction: a transaction's reads lock what they read until it commits, and a
+ * process killed between its read and its commit leaves those locks to expire with the
+ * transaction, about 60 s later (Firestore's idle timeout; the emulator measured 62 s).
+ * Meanwhile every other transaction on those documents fails with "Transaction lock
+ * timeout": a runner killed while renewing a job's lease held that job, and one killed while
+ * taking a tenant's run slot held every job of the tenant, for a minute. A plain read and a
+ * conditional write leave nothing behind whenever the process dies.
+ *
+ * @example
+ *   const snapshot = await ref.get();
+ *   if (!(await writeIfUnchanged(ref, snapshot, { owner: 'me' }))) return; // another write came first
+ */
+import type {
+  DocumentData,
+  DocumentReference,
+  DocumentSnapshot,
+  Timestamp,
+  WriteResult,
+} from '@google-cloud/firestore';
+
+/** gRPC codes of a write whose condition failed: NOT_FOUND, ALREADY_EXISTS, FAILED_PRECONDITION. */
+const CONFLICTS = new Set([5, 6, 9]);
+
+/**
+ * Writes `data`'s fields if the document is as `snapshot` read it (or last written at
+ * `snapshot`, a time this process wrote it), creating it if it did not exist; undefined if
+ * another write came first. Fields `data` does not name are kept.
+ */
+export async function writeIfUnchanged(
+  ref: DocumentReference,
+  snapshot: DocumentSnapshot | Timestamp,
+  data: DocumentData,
+): Promise<WriteResult | undefined> {
+  const updated = 'exists' in snapshot ? (snapshot.exists ? snapshot.updateTime : undefined) : snapshot;
+  return conflictAsUndefined(updated ? ref.update(data, { lastUpdateTime: updated }) : ref.create(data));
+}
+
+/** Deletes the document if it is as `snapshot` read it (or last written at that time); false if another write came first. */
+export async function deleteIfUnchanged(
+  ref: DocumentReference,
+  snapshot: DocumentSnapshot | Timestamp,
+): Promise<boolean> {
+  const updated = 'exists' in snapshot ? snapshot.updateTime : snapshot;
+  if (!updated) return true;
+  return (await conflictAsUndefined(ref.delete({ lastUpdateTime: updated }))) !== undefined;
+}
+
+async function conflictAsUndefined(write: Promise<WriteResult>): Promise<WriteResult | undefined> {
+  try {
+    return await write;
+  } catch (err) {
+    if (CONFLICTS.has((err as { code?: number }).code ?? -1)) return undefined;
+    throw err;
+  }
+}
