@@ -197,7 +197,8 @@ describe('run requests', () => {
         ),
       );
     }
-  });
+    // Two rounds of 3 s budgets, waits for slots and the ticks between: about 14 s alone.
+  }, 60_000);
 
   it('the runner function answers a push that is no run request with 204 (nothing to retry) and runs nothing', async () => {
     const handler = runnerFunction(t.deps);
