@@ -221,7 +221,8 @@ describe('ReadPool', () => {
   });
 
   it('gives objects started at the same moment to different threads', async () => {
-    const spread = new ReadPool(2);
+    // Three threads: tasks without actions use two of them (lightThreads).
+    const spread = new ReadPool(3);
     try {
       const line = `${JSON.stringify({ pad: 'p'.repeat(100) })}\n`;
       async function* endless(): AsyncGenerator<Buffer> {
@@ -240,6 +241,31 @@ describe('ReadPool', () => {
       }
     } finally {
       await spread.close();
+    }
+  });
+
+  it('leaves a core to the main thread for objects without actions, and uses every core for those with actions', async () => {
+    const two = new ReadPool(2);
+    const line = `${JSON.stringify({ i: 1, pad: 'p'.repeat(100) })}\n`;
+    async function* endless(): AsyncGenerator<Buffer> {
+      for (;;) yield Buffer.from(line.repeat(1000));
+    }
+    const withActions = (name: string): ReadTask => ({
+      ...task(name),
+      actions: { list: [{ set: { seen: 'true' } }] as Action[], job: 'j', worker: 'w' },
+    });
+    try {
+      const light = ['a', 'b', 'c'].map((name) => two.read(task(`${name}.json`), endless(), () => {}));
+      await Promise.all(light.map((read) => read.next()));
+      expect(two.lightThreads).toBe(1);
+      expect(two.workingPerThread).toEqual([3]);
+      const heavy = ['d', 'e'].map((name) => two.read(withActions(`${name}.json`), endless(), () => {}));
+      await Promise.all(heavy.map((read) => read.next()));
+      // Both with actions on the second thread, the one with less at work.
+      expect(two.workingPerThread).toEqual([3, 2]);
+      await Promise.all([...light, ...heavy].map((read) => read.return(undefined)));
+    } finally {
+      await two.close();
     }
   });
 
