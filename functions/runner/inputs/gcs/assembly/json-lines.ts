@@ -559,12 +559,16 @@ function isEmptyObject(start: usize, close: usize): bool {
   return false;
 }
 
+/** Whether the last string `skipString` skipped had an escape (a key written with escapes is never reserved-checked). */
+let escaped: bool = false;
+
 /**
  * `i` is just past the opening quote; returns the index just past the closing one, or 0.
  * Sixteen bytes at a time until one is a quote, a backslash or a control character (which
- * JSON does not allow raw in a string).
+ * JSON does not allow raw in a string). Sets `escaped` when the string has an escape.
  */
 function skipString(i: usize, n: usize): usize {
+  escaped = false;
   const quotes = i8x16.splat(<i8>QUOTE);
   const backslashes = i8x16.splat(<i8>BACKSLASH);
   const controls = i8x16.splat(0x20);
@@ -584,6 +588,7 @@ function skipString(i: usize, n: usize): usize {
     const c: u32 = load<u8>(i++);
     if (c == QUOTE) return i;
     if (c != BACKSLASH) return 0;
+    escaped = true;
     i = skipEscape(i, n);
     if (i == 0) return 0;
   }
@@ -627,9 +632,8 @@ function skipKey(i: usize, n: usize, reserved: usize, reservedCount: i32): usize
   const after = skipString(keyStart, n);
   if (after == 0) return 0;
   if (reserved != 0) {
-    const keyEnd = after - 1;
-    for (let k = keyStart; k < keyEnd; k++) if (load<u8>(k) == BACKSLASH) return 0;
-    const length = keyEnd - keyStart;
+    if (escaped) return 0;
+    const length = after - 1 - keyStart;
     for (let r = 0; r < reservedCount; r++) {
       const entry = reserved + (<usize>r << 3);
       if (<usize>load<u32>(entry + 4) == length && memory.compare(keyStart, <usize>load<u32>(entry), length) == 0)
