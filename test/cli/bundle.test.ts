@@ -59,6 +59,16 @@ describe('the sluice CLI bundle', () => {
     expect(isFresh(root)).toBe(true);
   });
 
+  it('is ASCII, comments included, with non-ASCII strings as they were', () => {
+    write(
+      'word.ts',
+      // esbuild keeps a comment inside an expression and a regular expression's µ, and escapes the string.
+      "export const word: string = String(\n  // an arrow → and an ellipsis …\n  'naïve → ✓ 😀',\n) + (/^[0-9]+(µs|ms)$/.test('5µs') ? ' µs' : ' lost');\n",
+    );
+    expect(run()).toBe('naïve → ✓ 😀 µs');
+    expect(readFileSync(bundlePaths(root).bundle).every((byte) => byte < 0x80)).toBe(true);
+  });
+
   it('is skipped with SLUICE_CLI_FROM_SOURCE=1, and when a module uses import.meta', () => {
     write('word.ts', "export const word: string = 'ten';\n");
     expect(run({ SLUICE_CLI_FROM_SOURCE: '1' })).toBe('ten');
