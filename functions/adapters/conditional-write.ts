@@ -50,11 +50,16 @@ export async function deleteIfUnchanged(
   return (await conflictAsUndefined(ref.delete({ lastUpdateTime: updated }))) !== undefined;
 }
 
+/** Whether a write failed because its condition did: the document had changed since it was read. */
+export function isWriteConflict(err: unknown): boolean {
+  return CONFLICTS.has((err as { code?: number } | undefined)?.code ?? -1);
+}
+
 async function conflictAsUndefined(write: Promise<WriteResult>): Promise<WriteResult | undefined> {
   try {
     return await write;
   } catch (err) {
-    if (CONFLICTS.has((err as { code?: number }).code ?? -1)) return undefined;
+    if (isWriteConflict(err)) return undefined;
     throw err;
   }
 }

@@ -9,7 +9,7 @@
  *   await appendEvent(db, 'default', { type: 'worker-created', source: 'server', worker: 'w1', payload: {} });
  */
 import { randomBytes } from 'node:crypto';
-import type { Firestore, Transaction } from '@google-cloud/firestore';
+import type { Firestore, Transaction, WriteBatch } from '@google-cloud/firestore';
 import {
   type EventSource,
   type EventType,
@@ -76,9 +76,16 @@ export async function appendEvent(db: Firestore, tenant: string, event: NewEvent
   return full;
 }
 
-/** Appends inside a transaction, so the event exists exactly when the change it records does. */
-export function appendEventIn(tx: Transaction, db: Firestore, tenant: string, event: NewEvent): SluiceEvent {
+/** Appends inside a transaction or batch, so the event exists exactly when the change it records does. */
+export function appendEventIn(
+  /** A transaction or a write batch: anything that sets documents together. */
+  tx: Transaction | WriteBatch,
+  db: Firestore,
+  tenant: string,
+  event: NewEvent,
+): SluiceEvent {
   const full = buildEvent(event);
-  tx.set(eventsCollection(db, tenant).doc(full.id), storedEvent(full));
+  // Both take a document and its data; TypeScript cannot call a union of overloads.
+  (tx as WriteBatch).set(eventsCollection(db, tenant).doc(full.id), storedEvent(full));
   return full;
 }

@@ -13,7 +13,7 @@
  *   const record = await deployJob(deps, principal, 'orders', ['cloud', 'w-1']);
  */
 
-import type { Firestore, Transaction } from '@google-cloud/firestore';
+import type { DocumentSnapshot, Firestore, Transaction } from '@google-cloud/firestore';
 import { type PageRequest, pageFrom } from '../../shared/api/paging.ts';
 import type { Principal } from '../../shared/auth/principal.ts';
 import { ApiError, type ErrorDetail } from '../../shared/errors.ts';
@@ -21,9 +21,10 @@ import { cloudWorkerProblems } from '../../shared/job/cloud-worker-rules.ts';
 import type { JobDefinition } from '../../shared/job/schema.ts';
 import { assertMayReferenceSecrets, referencedSecrets } from '../../shared/job/secret-access.ts';
 import { hasOwn, own } from '../../shared/own.ts';
+import { isWriteConflict } from '../adapters/conditional-write.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { ContextStore } from '../contexts/store.ts';
-import { appendEventIn, buildEvent } from '../events/event-log.ts';
+import { appendEventIn, buildEvent, type NewEvent } from '../events/event-log.ts';
 import { writeTriggerRoutes } from '../messaging/event-relay.ts';
 import { deliver, enqueueMessage, type OutboxEntry } from '../messaging/outbox.ts';
 import { requestRuns } from '../runs/dispatch.ts';
@@ -351,24 +352,12 @@ export interface DeploymentStateChange {
 }
 
 /**
- * Records the states a worker reports for its deployments (heartbeats of a worker, the
- * tick of the `cloud` worker): a `job-state-transition` event for each change, nothing
- * when a state is unchanged, and nothing for a job no longer deployed there.
- */
-export async function recordDeploymentStates(
-  db: Firestore,
-  tenant: string,
-  worker: string,
-  changes: DeploymentStateChange[],
-  tx: Transaction,
-): Promise<void> {
-  (await readDeploymentStates(db, tenant, worker, changes, tx))();
-}
-
-/**
- * The reads of `recordDeploymentStates`, returning its writes: a transaction reads
- * everything before it writes anything, so a caller with writes of its own reads here,
- * writes its own, then applies these.
+ * Records the states a worker reports for its deployments (a worker's heartbeats): a
+ * `job-state-transition` event for each change, nothing when a state is unchanged, and
+ * nothing for a job no longer deployed there. Does the transaction's reads and returns its
+ * writes: a transaction reads everything before it writes anything, so a caller with
+ * writes of its own reads here, writes its own, then applies these. Runs of the `cloud`
+ * worker record theirs without a transaction (`recordDeploymentStateUnlocked`).
  */
 export async function readDeploymentStates(
   db: Firestore,
@@ -378,31 +367,76 @@ export async function readDeploymentStates(
   tx: Transaction,
 ): Promise<() => void> {
   if (!changes.length) return () => {};
-  const { FieldPath } = await import('@google-cloud/firestore');
   const refs = changes.map((change) => jobsCollection(db, tenant).doc(change.job));
   const snaps = await tx.getAll(...refs);
+  const { FieldPath } = await import('@google-cloud/firestore');
   return () => {
     const now = new Date().toISOString();
     changes.forEach((change, i) => {
-      // Own properties only: `deployments['toString']` is a function, not a deployment.
-      const current = own((snaps[i]!.data() as JobRecord | undefined)?.deployments, worker);
-      if (!current || (current.state === change.state && (current.error ?? undefined) === change.error))
-        return;
+      const transition = stateTransition(snaps[i]!, worker, change, now);
+      if (!transition) return;
       // A FieldPath, not `deployments.${worker}`: a dot in a worker id is not a nesting.
-      tx.update(refs[i]!, new FieldPath('deployments', worker), {
-        ...current,
-        state: change.state,
-        updated_at: now,
-        error: change.error ?? null,
-      });
-      appendEventIn(tx, db, tenant, {
-        type: 'job-state-transition',
-        source: 'worker',
-        worker,
-        job: change.job,
-        payload: { from: current.state, to: change.state, ...(change.error ? { error: change.error } : {}) },
-      });
+      tx.update(refs[i]!, new FieldPath('deployments', worker), transition.deployment);
+      appendEventIn(tx, db, tenant, transition.event);
     });
+  };
+}
+
+/**
+ * Records one job's deployment state without a transaction: the state and its event are
+ * written in one batch on condition that the job is as read, and read again if it changed.
+ * For runners, which a kill can stop at any moment: one killed inside a transaction would
+ * leave the job locked for about a minute (adapters/conditional-write.ts).
+ */
+export async function recordDeploymentStateUnlocked(
+  db: Firestore,
+  tenant: string,
+  worker: string,
+  change: DeploymentStateChange,
+): Promise<void> {
+  const { FieldPath } = await import('@google-cloud/firestore');
+  const ref = jobsCollection(db, tenant).doc(change.job);
+  for (let attempt = 1; ; attempt++) {
+    const snapshot = await ref.get();
+    const transition = stateTransition(snapshot, worker, change, new Date().toISOString());
+    if (!transition) return;
+    const batch = db.batch();
+    batch.update(ref, new FieldPath('deployments', worker), transition.deployment, {
+      lastUpdateTime: snapshot.updateTime!,
+    });
+    appendEventIn(batch, db, tenant, transition.event);
+    try {
+      await batch.commit();
+      return;
+    } catch (err) {
+      if (!isWriteConflict(err) || attempt === UNLOCKED_ATTEMPTS) throw err;
+    }
+  }
+}
+
+/** Reads of a job that keeps changing before `recordDeploymentStateUnlocked` gives up. */
+const UNLOCKED_ATTEMPTS = 5;
+
+/** What a state change writes to the job as read, and its event; undefined when there is nothing to change. */
+function stateTransition(
+  snapshot: DocumentSnapshot,
+  worker: string,
+  change: DeploymentStateChange,
+  now: string,
+): { deployment: Omit<Deployment, 'error'> & { error: string | null }; event: NewEvent } | undefined {
+  // Own properties only: `deployments['toString']` is a function, not a deployment.
+  const current = own((snapshot.data() as JobRecord | undefined)?.deployments, worker);
+  if (!current || (current.state === change.state && (current.error ?? undefined) === change.error))
+    return undefined;
+  return {
+    deployment: { ...current, state: change.state, updated_at: now, error: change.error ?? null },
+    event: {
+      type: 'job-state-transition',
+      source: 'worker',
+      worker,
+      job: change.job,
+      payload: { from: current.state, to: change.state, ...(change.error ? { error: change.error } : {}) },
+    },
   };
 }
 

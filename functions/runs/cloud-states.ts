@@ -6,7 +6,8 @@
  * what the lifecycle wrote.
  */
 import type { Firestore } from '@google-cloud/firestore';
-import { type DeploymentStateChange, recordDeploymentStates } from '../jobs/deployments.ts';
+import { isWriteConflict } from '../adapters/conditional-write.ts';
+import { type DeploymentStateChange, recordDeploymentStateUnlocked } from '../jobs/deployments.ts';
 import { type JobRecord, jobsCollection } from '../jobs/store.ts';
 import type { JobTickResult } from '../scheduled/tick.ts';
 import { CLOUD_WORKER } from '../workers/registry.ts';
@@ -34,19 +35,23 @@ export function stateAfter(result: JobTickResult, runsOnce: boolean): Deployment
   }
 }
 
-/** Changes the job's deployment state on `cloud` (only when it differs, see recordDeploymentStates). */
+/**
+ * Changes the job's deployment state on `cloud` (only when it differs, see
+ * recordDeploymentStateUnlocked), without a transaction: a runner can be killed at any moment.
+ */
 export async function recordCloudState(
   db: Firestore,
   tenant: string,
   change: DeploymentStateChange,
 ): Promise<void> {
-  await db.runTransaction((tx) => recordDeploymentStates(db, tenant, CLOUD_WORKER, [change], tx));
+  await recordDeploymentStateUnlocked(db, tenant, CLOUD_WORKER, change);
 }
 
 /**
  * Keeps the job's next due time (epoch ms; null: not until it is deployed again; undefined:
  * removes it, so the next tick looks at the job) on its `cloud` deployment, if the deployed
- * version is still `version`.
+ * version is still `version`. Written on condition the job is as read, not in a
+ * transaction (adapters/conditional-write.ts: a killed runner must not lock the job).
  */
 export async function recordNextDue(
   db: Firestore,
@@ -56,15 +61,24 @@ export async function recordNextDue(
   nextDueMs: number | null | undefined,
 ): Promise<void> {
   const { FieldPath, FieldValue } = await import('@google-cloud/firestore');
-  await db.runTransaction(async (tx) => {
-    const ref = jobsCollection(db, tenant).doc(job);
-    const deployment = ((await tx.get(ref)).data() as JobRecord | undefined)?.deployments?.[CLOUD_WORKER];
+  const ref = jobsCollection(db, tenant).doc(job);
+  for (let attempt = 1; ; attempt++) {
+    const snapshot = await ref.get();
+    const deployment = (snapshot.data() as JobRecord | undefined)?.deployments?.[CLOUD_WORKER];
     if (!deployment || (version !== undefined && deployment.version !== version)) return;
     if (deployment.next_due_ms === nextDueMs) return;
-    tx.update(
-      ref,
-      new FieldPath('deployments', CLOUD_WORKER, 'next_due_ms'),
-      nextDueMs === undefined ? FieldValue.delete() : nextDueMs,
-    );
-  });
+    try {
+      await ref.update(
+        new FieldPath('deployments', CLOUD_WORKER, 'next_due_ms'),
+        nextDueMs === undefined ? FieldValue.delete() : nextDueMs,
+        { lastUpdateTime: snapshot.updateTime! },
+      );
+      return;
+    } catch (err) {
+      if (!isWriteConflict(err) || attempt === NEXT_DUE_ATTEMPTS) throw err;
+    }
+  }
 }
+
+/** Reads of a job that keeps changing before `recordNextDue` gives up. */
+const NEXT_DUE_ATTEMPTS = 5;

@@ -97,7 +97,8 @@ it('a large listing is read in parts by several runners; one job-run-ended has t
   } finally {
     await Promise.all(runners.map((r) => r.stop()));
   }
-});
+  // 7-15 s alone; its waits allow up to 50 s.
+}, 60_000);
 
 it('a part that ends twice (its request delivered again after it was read) counts once', async () => {
   const db = await t.deps.clients.firestore();
