@@ -63,13 +63,20 @@ describe('guarded child processes', () => {
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
-    await new Promise<void>((resolve) =>
-      parent.stdout!.on('data', (d) => String(d).includes('started') && resolve()),
-    );
-    expect(await processExists(marker)).toBe(true);
-    parent.kill('SIGKILL');
-    await waitFor(async () => !(await processExists(marker)), 5_000);
-    expect(await processExists(marker)).toBe(false);
+    try {
+      await new Promise<void>((resolve) =>
+        parent.stdout!.on('data', (d) => String(d).includes('started') && resolve()),
+      );
+      // `ready` comes just before bash replaces itself with the marked sleep: wait for the exec.
+      await waitFor(() => processExists(marker), 5_000);
+      expect(await processExists(marker)).toBe(true);
+      parent.kill('SIGKILL');
+      await waitFor(async () => !(await processExists(marker)), 5_000);
+      expect(await processExists(marker)).toBe(false);
+    } finally {
+      // A failed check must not leave the parent (and its pipe) holding the test run open.
+      parent.kill('SIGKILL');
+    }
   });
 });
 
