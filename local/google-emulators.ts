@@ -41,7 +41,14 @@ export interface StartOptions {
   persistDir?: string;
   /** Reuse emulators named by the environment instead of starting new ones (default true). */
   reuseFromEnv?: boolean;
+  /** Chooses a free port (default: one the system gives; tests choose a taken one). */
+  pickPort?: (host: string) => Promise<number>;
 }
+
+/** Starts on freshly chosen ports before giving up, when a chosen port was taken meanwhile. */
+const PORT_ATTEMPTS = 3;
+/** What the emulators (Java) say when their port is taken. */
+const PORT_TAKEN = /BindException|Address already in use|netBind/;
 
 export async function startGoogleEmulators(options: StartOptions = {}): Promise<GoogleEmulators> {
   const envFirestore = process.env.FIRESTORE_EMULATOR_HOST;
@@ -51,14 +58,34 @@ export async function startGoogleEmulators(options: StartOptions = {}): Promise<
   }
   assertInstalled();
   const host = options.host ?? '127.0.0.1';
-  const [firestorePort, pubsubPort] = await Promise.all([
-    options.firestorePort ?? freePort(host),
-    options.pubsubPort ?? freePort(host),
-  ]);
   const seed = options.persistDir
     ? ((await findExportMetadata(join(options.persistDir, 'firestore-export'))) ??
       (await findExportMetadata(join(options.persistDir, 'firestore-export.old'))))
     : undefined;
+  const pickPort = options.pickPort ?? freePort;
+  for (let attempt = 1; ; attempt++) {
+    const [firestorePort, pubsubPort] = await Promise.all([
+      options.firestorePort ?? pickPort(host),
+      options.pubsubPort ?? pickPort(host),
+    ]);
+    try {
+      return await startOn(host, firestorePort, pubsubPort, seed, options.persistDir);
+    } catch (err) {
+      // A port is free when chosen, and bound by the emulator a moment later: another
+      // process (a test run or stack starting at the same time) can take it in between.
+      const chosen = options.firestorePort === undefined || options.pubsubPort === undefined;
+      if (!chosen || attempt === PORT_ATTEMPTS || !PORT_TAKEN.test(String(err))) throw err;
+    }
+  }
+}
+
+async function startOn(
+  host: string,
+  firestorePort: number,
+  pubsubPort: number,
+  seed: string | undefined,
+  persistDir: string | undefined,
+): Promise<GoogleEmulators> {
   const firestoreArgs = ['start', `--host=${host}`, `--port=${firestorePort}`];
   if (seed) firestoreArgs.push(`--seed_from_export=${seed}`);
   const started = await Promise.allSettled([
@@ -81,7 +108,7 @@ export async function startGoogleEmulators(options: StartOptions = {}): Promise<
     await Promise.all(processes.map((p) => p.stop()));
     throw (failure as PromiseRejectedResult).reason;
   }
-  return emulatorsAt(`${host}:${firestorePort}`, `${host}:${pubsubPort}`, processes, options.persistDir);
+  return emulatorsAt(`${host}:${firestorePort}`, `${host}:${pubsubPort}`, processes, persistDir);
 }
 
 function emulatorsAt(
