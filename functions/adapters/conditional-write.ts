@@ -14,6 +14,8 @@
  * @example
  *   const snapshot = await ref.get();
  *   if (!(await writeIfUnchanged(ref, snapshot, { owner: 'me' }))) return; // another write came first
+ *   // read, write on condition, read again if another write came first:
+ *   await changeDocument(ref, (snapshot) => writeAsRead(ref, snapshot, { n: (snapshot.get('n') ?? 0) + 1 }));
  */
 import type {
   DocumentData,
@@ -26,18 +28,51 @@ import type {
 /** gRPC codes of a write whose condition failed: NOT_FOUND, ALREADY_EXISTS, FAILED_PRECONDITION. */
 const CONFLICTS = new Set([5, 6, 9]);
 
+/** Reads of a document that keeps changing under us before `changeDocument` gives up. */
+const CHANGE_ATTEMPTS = 5;
+
+/**
+ * Reads the document and hands it to `change`, which writes on condition that it is still
+ * as read (`writeAsRead`, or a write with `snapshot.updateTime` as its precondition). When
+ * another write came first (the write fails with a conflict), reads again and hands it
+ * over again, up to CHANGE_ATTEMPTS times; then the conflict is thrown.
+ */
+export async function changeDocument<T>(
+  ref: DocumentReference,
+  change: (snapshot: DocumentSnapshot) => Promise<T>,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const snapshot = await ref.get();
+    try {
+      return await change(snapshot);
+    } catch (err) {
+      if (!isWriteConflict(err) || attempt === CHANGE_ATTEMPTS) throw err;
+    }
+  }
+}
+
 /**
  * Writes `data`'s fields if the document is as `snapshot` read it (or last written at
- * `snapshot`, a time this process wrote it), creating it if it did not exist; undefined if
- * another write came first. Fields `data` does not name are kept.
+ * `snapshot`, a time this process wrote it), creating it if it did not exist; fails with a
+ * conflict (`isWriteConflict`) if another write came first. Fields `data` does not name
+ * are kept.
  */
+export function writeAsRead(
+  ref: DocumentReference,
+  snapshot: DocumentSnapshot | Timestamp,
+  data: DocumentData,
+): Promise<WriteResult> {
+  const updated = 'exists' in snapshot ? (snapshot.exists ? snapshot.updateTime : undefined) : snapshot;
+  return updated ? ref.update(data, { lastUpdateTime: updated }) : ref.create(data);
+}
+
+/** `writeAsRead`, with undefined instead of the conflict when another write came first. */
 export async function writeIfUnchanged(
   ref: DocumentReference,
   snapshot: DocumentSnapshot | Timestamp,
   data: DocumentData,
 ): Promise<WriteResult | undefined> {
-  const updated = 'exists' in snapshot ? (snapshot.exists ? snapshot.updateTime : undefined) : snapshot;
-  return conflictAsUndefined(updated ? ref.update(data, { lastUpdateTime: updated }) : ref.create(data));
+  return conflictAsUndefined(writeAsRead(ref, snapshot, data));
 }
 
 /** Deletes the document if it is as `snapshot` read it (or last written at that time); false if another write came first. */
@@ -51,7 +86,7 @@ export async function deleteIfUnchanged(
 }
 
 /** Whether a write failed because its condition did: the document had changed since it was read. */
-export function isWriteConflict(err: unknown): boolean {
+function isWriteConflict(err: unknown): boolean {
   return CONFLICTS.has((err as { code?: number } | undefined)?.code ?? -1);
 }
 

@@ -21,7 +21,7 @@ import { cloudWorkerProblems } from '../../shared/job/cloud-worker-rules.ts';
 import type { JobDefinition } from '../../shared/job/schema.ts';
 import { assertMayReferenceSecrets, referencedSecrets } from '../../shared/job/secret-access.ts';
 import { hasOwn, own } from '../../shared/own.ts';
-import { isWriteConflict } from '../adapters/conditional-write.ts';
+import { changeDocument } from '../adapters/conditional-write.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { ContextStore } from '../contexts/store.ts';
 import { appendEventIn, buildEvent, type NewEvent } from '../events/event-log.ts';
@@ -396,8 +396,7 @@ export async function recordDeploymentStateUnlocked(
 ): Promise<void> {
   const { FieldPath } = await import('@google-cloud/firestore');
   const ref = jobsCollection(db, tenant).doc(change.job);
-  for (let attempt = 1; ; attempt++) {
-    const snapshot = await ref.get();
+  await changeDocument(ref, async (snapshot) => {
     const transition = stateTransition(snapshot, worker, change, new Date().toISOString());
     if (!transition) return;
     const batch = db.batch();
@@ -405,17 +404,9 @@ export async function recordDeploymentStateUnlocked(
       lastUpdateTime: snapshot.updateTime!,
     });
     appendEventIn(batch, db, tenant, transition.event);
-    try {
-      await batch.commit();
-      return;
-    } catch (err) {
-      if (!isWriteConflict(err) || attempt === UNLOCKED_ATTEMPTS) throw err;
-    }
-  }
+    await batch.commit();
+  });
 }
-
-/** Reads of a job that keeps changing before `recordDeploymentStateUnlocked` gives up. */
-const UNLOCKED_ATTEMPTS = 5;
 
 /** What a state change writes to the job as read, and its event; undefined when there is nothing to change. */
 function stateTransition(

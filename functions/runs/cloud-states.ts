@@ -6,7 +6,7 @@
  * what the lifecycle wrote.
  */
 import type { Firestore } from '@google-cloud/firestore';
-import { isWriteConflict } from '../adapters/conditional-write.ts';
+import { changeDocument } from '../adapters/conditional-write.ts';
 import { type DeploymentStateChange, recordDeploymentStateUnlocked } from '../jobs/deployments.ts';
 import { type JobRecord, jobsCollection } from '../jobs/store.ts';
 import type { JobTickResult } from '../scheduled/tick.ts';
@@ -62,23 +62,14 @@ export async function recordNextDue(
 ): Promise<void> {
   const { FieldPath, FieldValue } = await import('@google-cloud/firestore');
   const ref = jobsCollection(db, tenant).doc(job);
-  for (let attempt = 1; ; attempt++) {
-    const snapshot = await ref.get();
+  await changeDocument(ref, async (snapshot) => {
     const deployment = (snapshot.data() as JobRecord | undefined)?.deployments?.[CLOUD_WORKER];
     if (!deployment || (version !== undefined && deployment.version !== version)) return;
     if (deployment.next_due_ms === nextDueMs) return;
-    try {
-      await ref.update(
-        new FieldPath('deployments', CLOUD_WORKER, 'next_due_ms'),
-        nextDueMs === undefined ? FieldValue.delete() : nextDueMs,
-        { lastUpdateTime: snapshot.updateTime! },
-      );
-      return;
-    } catch (err) {
-      if (!isWriteConflict(err) || attempt === NEXT_DUE_ATTEMPTS) throw err;
-    }
-  }
+    await ref.update(
+      new FieldPath('deployments', CLOUD_WORKER, 'next_due_ms'),
+      nextDueMs === undefined ? FieldValue.delete() : nextDueMs,
+      { lastUpdateTime: snapshot.updateTime! },
+    );
+  });
 }
-
-/** Reads of a job that keeps changing before `recordNextDue` gives up. */
-const NEXT_DUE_ATTEMPTS = 5;

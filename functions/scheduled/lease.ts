@@ -11,12 +11,9 @@
  *   if ((await acquireLease(db, path, { owner, untilMs })).acquired) { ...; await releaseLease(db, path, owner); }
  */
 import type { DocumentReference, DocumentSnapshot, Firestore } from '@google-cloud/firestore';
-import { deleteIfUnchanged, writeIfUnchanged } from '../adapters/conditional-write.ts';
+import { changeDocument, writeAsRead } from '../adapters/conditional-write.ts';
 
 type LeaseAnswer = { acquired: true } | { acquired: false; expiresAtMs: number };
-
-/** Reads before giving up on a lease that keeps changing under us (two writers at once lose one read each). */
-const ATTEMPTS = 5;
 
 export async function acquireLease(
   db: Firestore,
@@ -75,20 +72,15 @@ export async function handLease(
 }
 
 /** Reads the lease, decides, and writes on condition it has not changed; again if it had. */
-async function changeLease<T>(
+function changeLease<T>(
   ref: DocumentReference,
   decide: (snapshot: DocumentSnapshot) => { answer: T; write?: Record<string, unknown> | 'delete' },
 ): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    const snapshot = await ref.get();
+  return changeDocument(ref, async (snapshot) => {
     const { answer, write } = decide(snapshot);
-    if (write === undefined) return answer;
-    const written =
-      write === 'delete'
-        ? await deleteIfUnchanged(ref, snapshot)
-        : await writeIfUnchanged(ref, snapshot, write);
-    if (written) return answer;
-    if (attempt === ATTEMPTS)
-      throw new Error(`the lease ${ref.path} changed ${ATTEMPTS} times while we tried to change it`);
-  }
+    // A lease is deleted only by its holder: it exists as read.
+    if (write === 'delete') await ref.delete({ lastUpdateTime: snapshot.updateTime! });
+    else if (write) await writeAsRead(ref, snapshot, write);
+    return answer;
+  });
 }
