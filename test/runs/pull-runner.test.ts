@@ -43,9 +43,10 @@ describe('the pull runner', () => {
       const published = Date.now();
       await until(() => answers.length === 1, 5_000, 'the request answered');
       expect(answers[0]!.outcome).toBe('not-deployed');
-      // Within the longest pause (1 s), the run's own reads and a loaded machine's slack: a
-      // fresh-clone CI took 2.7 s here. Without the 1 s cap the pause after 4 s idle would be
-      // 3.2 s, and the answer later than this.
+      // Within the longest pause (1 s), the run's own reads and a loaded machine's slack (a
+      // fresh-clone CI took 2.7 s here): an idle runner still answers within seconds. The
+      // exact cap is not asserted: without it the answer would come about 2.5 s after the
+      // publish, within what a loaded machine needs.
       expect(Date.now() - published).toBeLessThan(4_000);
     } finally {
       await runner.stop();
