@@ -221,7 +221,7 @@ describe('ReadPool', () => {
   });
 
   it('gives objects started at the same moment to different threads', async () => {
-    // Three threads: tasks without actions use two of them (lightThreads).
+    // Three threads: tasks without actions use two of them (threadsFor).
     const spread = new ReadPool(3);
     try {
       const line = `${JSON.stringify({ pad: 'p'.repeat(100) })}\n`;
@@ -257,7 +257,7 @@ describe('ReadPool', () => {
     try {
       const light = ['a', 'b', 'c'].map((name) => two.read(task(`${name}.json`), endless(), () => {}));
       await Promise.all(light.map((read) => read.next()));
-      expect(two.lightThreads).toBe(1);
+      expect(two.threadsFor(task('a.json'))).toBe(1);
       expect(two.workingPerThread).toEqual([3]);
       const heavy = ['d', 'e'].map((name) => two.read(withActions(`${name}.json`), endless(), () => {}));
       await Promise.all(heavy.map((read) => read.next()));

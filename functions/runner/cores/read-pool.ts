@@ -16,6 +16,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { inflatesWhole } from '../inputs/gcs/decompress.ts';
 import type { ProblemReporter } from '../inputs/gcs/payload.ts';
 import type { JsonLines } from '../types.ts';
 import { partsNeeded, type ReadPartName } from './read-parts.ts';
@@ -121,8 +122,7 @@ export class ReadPool {
     /** Other bytes of the object, when the task asks (a parquet row group). */
     readRange?: (start: number, end: number) => Promise<Uint8Array>,
   ): AsyncGenerator<JsonLines> {
-    // Light tasks leave a core to the main thread (see lightThreads).
-    const worker = await this.#leastBusy(partsNeeded(task).length > 0 ? this.size : this.lightThreads);
+    const worker = await this.#leastBusy(this.threadsFor(task));
     const id = this.#nextId++;
     const inbox: ToMain[] = [];
     let wake: (() => void) | undefined;
@@ -243,14 +243,19 @@ export class ReadPool {
   }
 
   /**
-   * Threads that tasks without parquet or actions use: one fewer than the pool (at least
-   * one). For such a task the main thread's part (download, hand-overs, output) is as
-   * large as the thread's, and zlib runs on libuv's threads: on 2 cores, `sluice job run`
-   * over 40 gzip NDJSON objects took 1.70 s with one read thread against 1.86 s with two
-   * (medians of 10 alternating runs), as each thread also costs V8 its own optimising of
-   * the reading code. With actions the threads do more, and two took 2.37 s against 2.51 s.
+   * How many of the pool's threads a task may use. Light tasks (no parquet, no actions,
+   * not inflated whole) leave a core to the main thread: one fewer than the pool, at least
+   * one. For such a task the main thread's part (download, hand-overs, output) is as large
+   * as the thread's, and zlib's stream runs on libuv's threads: on 2 cores, `sluice job
+   * run` over 40 gzip NDJSON objects took 1.70 s with one read thread against 1.86 s with
+   * two (medians of 10 alternating runs), as each thread also costs V8 its own optimising
+   * of the reading code. With actions the threads do more, and two took 2.37 s against
+   * 2.51 s. An object a thread inflates whole (decompress.ts `inflatesWhole`) is inflated on
+   * that thread itself, so there both are used: the same 40 objects took 1.51 s against
+   * 1.66 s with one thread and the stream.
    */
-  get lightThreads(): number {
+  threadsFor(task: Pick<ReadTask, 'meta' | 'preprocessors' | 'parquet' | 'actions'>): number {
+    if (partsNeeded(task).length > 0 || inflatesWhole(task.meta, task.preprocessors)) return this.size;
     return Math.max(1, this.size - 1);
   }
 

@@ -14,7 +14,7 @@ import type { ActionChain, ActionFailure, ActionStats } from '../actions/chain.t
 import type { RowSlice } from '../inputs/gcs/arrow-rows.ts';
 import { type Allocate, jsonLines, jsonLinesWithActions } from '../inputs/gcs/batches.ts';
 import type { Preprocessor } from '../inputs/gcs/config.ts';
-import { applySteps, type Content, expandSteps } from '../inputs/gcs/decompress.ts';
+import { applySteps, type Content, expandSteps, READ_THREAD_INFLATE } from '../inputs/gcs/decompress.ts';
 import type { ShapePlan } from '../inputs/gcs/fields.ts';
 import type { ObjectMeta } from '../inputs/gcs/list.ts';
 import { contentEvents, type PayloadOptions, type ProblemReporter } from '../inputs/gcs/payload.ts';
@@ -63,7 +63,6 @@ export function anyCoreRead(
   return steps.length === 1 ? 'row-groups' : undefined;
 }
 
-/** The task's batches, each with what its actions did meanwhile (when it has actions). */
 /** What a task may use of the thread it runs on. */
 export interface TaskContext {
   /** Each job's actions, compiled once per thread and list of actions. */
@@ -74,6 +73,7 @@ export interface TaskContext {
   allocate?: Allocate;
 }
 
+/** The task's batches, each with what its actions did meanwhile (when it has actions). */
 export async function* readTaskBatches(
   task: ReadTask,
   chunks: AsyncIterable<Buffer>,
@@ -87,7 +87,7 @@ export async function* readTaskBatches(
   // Without a parquet task, a parquet step is an error (anyCoreRead sends none here).
   const content: Content = task.parquet
     ? { kind: 'rows', rows: rowGroupRows(task.parquet, chunks, readRange) }
-    : applySteps(chunks, task.meta, task.preprocessors, undefined);
+    : applySteps(chunks, task.meta, task.preprocessors, undefined, READ_THREAD_INFLATE);
   const chain = task.actions && chainFor(task.actions, chains);
   const format = chain || allocate ? jsonLinesWithActions(chain, allocate) : jsonLines;
   for await (const lines of contentEvents(
