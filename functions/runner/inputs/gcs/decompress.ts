@@ -30,13 +30,13 @@ export interface WholeInflate {
 }
 
 /**
- * What a read thread inflates whole. There the stream's work runs on libuv's threads and
- * comes back to the read thread chunk by chunk; in one call it stays on the read thread,
- * so that each read thread inflates its own objects and both cores are used
- * (read-pool.ts `threadsFor`). 40 gzip NDJSON objects of 0.55 MB (5 MB inflated) took
- * 1.51 s instead of 1.66 s as a whole `sluice job run | wc -l` (medians of 10 alternating
- * runs). The limits bound what a thread holds per object: its compressed bytes and what
- * they inflate to (at most 4 objects are read at once); larger objects take the stream.
+ * What a read thread inflates whole. With the stream, zlib's work runs on libuv's threads
+ * and comes back to the read thread chunk by chunk; in one call it stays on the read
+ * thread, so each read thread inflates its own objects and every core is used (read-pool.ts
+ * `threadsFor`). 40 gzip NDJSON objects of 0.55 MB (5 MB inflated) took 1.41-1.505 s
+ * instead of 1.71 s as a whole `sluice job run | wc -l` (docs/inputs/gcs.md has the
+ * figures, and the memory it costs). The limits bound what a thread holds per object: its
+ * compressed bytes and what they inflate to; larger objects take the stream.
  */
 export const READ_THREAD_INFLATE: WholeInflate = {
   maxStored: 2 * 1024 * 1024,
