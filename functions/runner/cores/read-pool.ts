@@ -251,8 +251,8 @@ export class ReadPool {
    * two (medians of 10 alternating runs), as each thread also costs V8 its own optimising
    * of the reading code. With actions the threads do more, and two took 2.37 s against
    * 2.51 s. An object a thread inflates whole (decompress.ts `inflatesWhole`) is inflated on
-   * that thread itself, so there both are used: the same 40 objects took 1.51 s against
-   * 1.66 s with one thread and the stream.
+   * that thread itself, so there both are used: the same 40 objects took 1.505 s against
+   * 1.71 s with one thread and the stream (medians of 10 alternating runs).
    */
   threadsFor(task: Pick<ReadTask, 'meta' | 'preprocessors' | 'parquet' | 'actions'>): number {
     if (partsNeeded(task).length > 0 || inflatesWhole(task.meta, task.preprocessors)) return this.size;
