@@ -104,6 +104,24 @@ describe('ReadPool', () => {
     );
   });
 
+  it('reads a small gzip object inflated whole in every payload mode, also those that keep all of it', async () => {
+    const seed = testSeed();
+    const text = randomObject(seededRandom(seed), 20_000);
+    const bytes = gzipSync(text);
+    const replay = `seed ${seed} (rerun with SLUICE_TEST_SEED=${seed})`;
+    // `binary` and `ignore-linebreaks` collect the object's pieces and join them after the
+    // last: the inflated bytes must still be there then.
+    const binary = await drain(pool.read(task('b.json.gz', 'binary'), chunked(bytes, Math.random), () => {}));
+    expect(binary.count).toBe(1);
+    expect(Buffer.from(JSON.parse(binary.text)._raw, 'base64').toString(), replay).toBe(text);
+    const whole: ReadTask = {
+      ...task('w.json.gz', 'raw'),
+      payload: { ...task('w.json.gz').payload, payloadMode: 'raw', ignoreLinebreaks: true },
+    };
+    const joined = await drain(pool.read(whole, chunked(bytes, Math.random), () => {}));
+    expect(JSON.parse(joined.text)._raw, replay).toBe(text);
+  });
+
   it('reuses the buffers an output released: still the same lines, and released memory is handed back', async () => {
     const seed = testSeed();
     const random = seededRandom(seed);

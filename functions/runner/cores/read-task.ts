@@ -84,10 +84,31 @@ export async function* readTaskBatches(
     allocate,
   }: TaskContext = {},
 ): AsyncGenerator<{ lines?: JsonLines; actions?: ActionReport }> {
+  const inflated: ArrayBuffer[] = [];
+  const whole = { ...READ_THREAD_INFLATE, onInflated: (buffer: ArrayBuffer) => inflated.push(buffer) };
   // Without a parquet task, a parquet step is an error (anyCoreRead sends none here).
   const content: Content = task.parquet
     ? { kind: 'rows', rows: rowGroupRows(task.parquet, chunks, readRange) }
-    : applySteps(chunks, task.meta, task.preprocessors, undefined, READ_THREAD_INFLATE);
+    : applySteps(chunks, task.meta, task.preprocessors, undefined, whole);
+  try {
+    yield* taskBatches(task, content, problem, chains, allocate);
+  } finally {
+    // Every batch is a copy, so nothing reads the inflated bytes now. Left to the collector,
+    // a buffer that lived through a young collection waits for a full one (about every
+    // 64 MB of them); moved to a new ArrayBuffer that dies young, its memory is freed at
+    // the next young collection. Peak RSS of `sluice job run` over 40 small gzip objects:
+    // 262-269 MB instead of 299-378 MB.
+    for (const buffer of inflated) structuredClone(buffer, { transfer: [buffer] });
+  }
+}
+
+async function* taskBatches(
+  task: ReadTask,
+  content: Content,
+  problem: ProblemReporter,
+  chains: Map<string, ActionChain & { failures: ActionFailure[] }>,
+  allocate: Allocate | undefined,
+): AsyncGenerator<{ lines?: JsonLines; actions?: ActionReport }> {
   const chain = task.actions && chainFor(task.actions, chains);
   const format = chain || allocate ? jsonLinesWithActions(chain, allocate) : jsonLines;
   for await (const lines of contentEvents(

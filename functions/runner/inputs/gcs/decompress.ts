@@ -27,6 +27,11 @@ export type ParquetStep = (chunks: AsyncIterable<Buffer>, untouched: boolean) =>
 export interface WholeInflate {
   maxStored: number;
   maxInflated: number;
+  /**
+   * Given each buffer an object is inflated into, for the caller to free once nothing
+   * reads it any more (read-task.ts): the pieces handed on are views of it.
+   */
+  onInflated?: (buffer: ArrayBuffer) => void;
 }
 
 /**
@@ -147,6 +152,7 @@ async function* inflateWhole(chunks: AsyncIterable<Buffer>, limits: WholeInflate
     yield* inflate(replayed(parts, iterator));
     return;
   }
+  limits.onInflated?.(inflated.buffer as ArrayBuffer);
   for (let at = 0; at < inflated.length; at += WHOLE_PIECE) yield inflated.subarray(at, at + WHOLE_PIECE);
 }
 
