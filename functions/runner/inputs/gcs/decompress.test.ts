@@ -89,6 +89,24 @@ describe('inflating whole', () => {
     }
   });
 
+  it('hands on the buffer an object was inflated into, to be freed once read, and only one of its own', async () => {
+    const handed: ArrayBuffer[] = [];
+    const whole = { ...READ_THREAD_INFLATE, onInflated: (buffer: ArrayBuffer) => handed.push(buffer) };
+    const large = gzipSync(text(seededRandom(testSeed()), 5_000));
+    const viewed: Buffer[] = [];
+    const content = applySteps(chunked(large, seededRandom(1)), meta, ['extension'], undefined, whole);
+    if (content.kind !== 'bytes') throw new Error('expected bytes');
+    for await (const piece of content.chunks) viewed.push(piece);
+    expect(handed).toHaveLength(1);
+    expect(viewed.every((piece) => piece.buffer === handed[0])).toBe(true);
+    // Small and empty outputs: only a buffer of its own, never one shared with others.
+    handed.length = 0;
+    const tiny = Buffer.concat([gzipSync('{"a":1}\n'), gzipSync('{"b":2}\n')]);
+    expect((await inflated(tiny, 1, whole)).bytes.toString()).toBe('{"a":1}\n{"b":2}\n');
+    expect((await inflated(gzipSync(''), 1, whole)).bytes.length).toBe(0);
+    expect(handed.every((buffer) => buffer.byteLength > Buffer.poolSize)).toBe(true);
+  });
+
   it('is for gzip objects up to 2 MiB stored', () => {
     const size = READ_THREAD_INFLATE.maxStored;
     expect(inflatesWhole({ name: 'a.json.gz', size }, ['extension'])).toBe(true);

@@ -152,7 +152,8 @@ async function* inflateWhole(chunks: AsyncIterable<Buffer>, limits: WholeInflate
     yield* inflate(replayed(parts, iterator));
     return;
   }
-  limits.onInflated?.(inflated.buffer as ArrayBuffer);
+  // A small output may share Buffer's pool with other buffers: never handed on to be freed.
+  if (inflated.buffer.byteLength > Buffer.poolSize) limits.onInflated?.(inflated.buffer as ArrayBuffer);
   for (let at = 0; at < inflated.length; at += WHOLE_PIECE) yield inflated.subarray(at, at + WHOLE_PIECE);
 }
 
