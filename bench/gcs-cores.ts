@@ -8,6 +8,10 @@
  *    with SLUICE_READ_THREADS=0 (everything on the main thread, as before the pool), each
  *    followed by `zcat | wc -l`; the ratio is the median of the per-run ratios.
  * 2. One object of 200 MB raw (the single-object path): threads vs the main thread.
+ * 3. What the target leaves room for: a minimal reader (bench/floor/) that does only the
+ *    input's essential work on two threads (inflate each object whole, check and copy its
+ *    lines with the input's WebAssembly, write them in order), from disk and through
+ *    `@google-cloud/storage` from the emulator, each followed by `zcat | wc -l`.
  *
  * @example
  *   BENCH_RUNS=3 npm run bench:gcs:cores
@@ -17,6 +21,7 @@ import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startStorageEmulator } from '../local/storage-emulator/index.ts';
 import { median } from './child-run.ts';
 import { generateNdjson } from './gcs-data.ts';
@@ -77,6 +82,31 @@ async function main() {
       'not slower than below',
     );
     row('  same, main thread only (READ_THREADS=0)', await measure('one', one, '0'), 'before the pool');
+    const floor = await buildFloor(dir);
+    const measureFloor = async (what: string, args: string): Promise<Pair[]> => {
+      const pairs: Pair[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const it = await timed(`node ${floor} ${args} | wc -l`);
+        const zcat = await timed(`zcat ${many.join(' ')} | wc -l`);
+        pairs.push({ ours: it.s, zcat: zcat.s });
+        console.error(
+          `  ${what}: ${it.s.toFixed(2)} s, zcat ${zcat.s.toFixed(2)} s, ratio ${(zcat.s / it.s).toFixed(2)}`,
+        );
+        if (it.out.trim() !== zcat.out.trim())
+          throw new Error('the minimal reader printed a different number of lines');
+      }
+      return pairs;
+    };
+    row(
+      'minimal reader (bench/floor), from disk',
+      await measureFloor('floor, disk', `dir ${join(dir, 'data', 'bench', 'many')}`),
+      'the essential work alone',
+    );
+    row(
+      '  same, through @google-cloud/storage',
+      await measureFloor('floor, storage', `gcs ${emulator.url} bench many/`),
+      'and the client with its downloads',
+    );
     await emulator.stop();
     const width = Math.max(...rows.map((r) => r[0]!.length));
     console.log(
@@ -87,6 +117,29 @@ async function main() {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Bundles the minimal reader (bench/floor/) into `dir`; returns its script. */
+async function buildFloor(dir: string): Promise<string> {
+  const { build } = await import('esbuild');
+  const here = fileURLToPath(new URL('.', import.meta.url));
+  const common = {
+    bundle: true,
+    platform: 'node' as const,
+    format: 'esm' as const,
+    logLevel: 'warning' as const,
+    // The storage client's CommonJS dependencies, in an ES module bundle.
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
+  };
+  await build({
+    ...common,
+    entryPoints: [join(here, 'floor', 'worker.ts')],
+    outfile: join(dir, 'floor-worker.mjs'),
+  });
+  await build({ ...common, entryPoints: [join(here, 'floor', 'main.ts')], outfile: join(dir, 'floor.mjs') });
+  return join(dir, 'floor.mjs');
 }
 
 /** Runs a shell pipeline; asynchronously, since the emulator serving it runs in this process. */
