@@ -48,22 +48,30 @@ async function main() {
       );
       return path;
     };
-    let state = 0;
-    const measure = async (prefix: string, files: string[], threads: string | undefined): Promise<Pair[]> => {
+    /** `RUNS` runs of `command` (made anew for each), each followed by `zcat | wc -l` over `files`. */
+    const beside = async (label: string, command: () => string, files: string[]): Promise<Pair[]> => {
       const pairs: Pair[] = [];
       for (let i = 0; i < RUNS; i++) {
-        const env = `STORAGE_EMULATOR_HOST=${emulator.url}${threads === undefined ? '' : ` SLUICE_READ_THREADS=${threads}`}`;
-        const command = `${env} node bin/sluice.js job run ${jobFile(prefix)} --state-dir ${join(dir, `state-${state++}`)} 2>/dev/null | wc -l`;
-        const ours = await timed(command);
+        const ours = await timed(command());
         const zcat = await timed(`zcat ${files.join(' ')} | wc -l`);
         pairs.push({ ours: ours.s, zcat: zcat.s });
         console.error(
-          `  ${prefix}, threads ${threads ?? 'default'}: ours ${ours.s.toFixed(2)} s, zcat ${zcat.s.toFixed(2)} s, ratio ${(zcat.s / ours.s).toFixed(2)}, ${ours.out.trim()} lines (zcat ${zcat.out.trim()})`,
+          `  ${label}: ours ${ours.s.toFixed(2)} s, zcat ${zcat.s.toFixed(2)} s, ratio ${(zcat.s / ours.s).toFixed(2)}, ${ours.out.trim()} lines (zcat ${zcat.out.trim()})`,
         );
         if (ours.out.trim() !== zcat.out.trim())
-          throw new Error('sluice job run printed a different number of lines');
+          throw new Error(`${label} printed a different number of lines`);
       }
       return pairs;
+    };
+    let state = 0;
+    const measure = (prefix: string, files: string[], threads: string | undefined) => {
+      const env = `STORAGE_EMULATOR_HOST=${emulator.url}${threads === undefined ? '' : ` SLUICE_READ_THREADS=${threads}`}`;
+      return beside(
+        `${prefix}, threads ${threads ?? 'default'}`,
+        () =>
+          `${env} node bin/sluice.js job run ${jobFile(prefix)} --state-dir ${join(dir, `state-${state++}`)} 2>/dev/null | wc -l`,
+        files,
+      );
     };
     const rows: string[][] = [];
     const row = (what: string, pairs: Pair[], target: string) => {
@@ -83,20 +91,8 @@ async function main() {
     );
     row('  same, main thread only (READ_THREADS=0)', await measure('one', one, '0'), 'before the pool');
     const floor = await buildFloor(dir);
-    const measureFloor = async (what: string, args: string): Promise<Pair[]> => {
-      const pairs: Pair[] = [];
-      for (let i = 0; i < RUNS; i++) {
-        const it = await timed(`node ${floor} ${args} | wc -l`);
-        const zcat = await timed(`zcat ${many.join(' ')} | wc -l`);
-        pairs.push({ ours: it.s, zcat: zcat.s });
-        console.error(
-          `  ${what}: ${it.s.toFixed(2)} s, zcat ${zcat.s.toFixed(2)} s, ratio ${(zcat.s / it.s).toFixed(2)}`,
-        );
-        if (it.out.trim() !== zcat.out.trim())
-          throw new Error('the minimal reader printed a different number of lines');
-      }
-      return pairs;
-    };
+    const measureFloor = (label: string, args: string) =>
+      beside(label, () => `node ${floor} ${args} | wc -l`, many);
     row(
       'minimal reader (bench/floor), from disk',
       await measureFloor('floor, disk', `dir ${join(dir, 'data', 'bench', 'many')}`),
