@@ -269,7 +269,6 @@ export class ReadPool {
       worker.working++;
       return worker;
     };
-    const usable = () => this.#workers.slice(0, limit);
     if (this.#workers.length < limit) {
       const idle = this.#workers.find((w) => w.working === 0);
       if (idle) return take(idle);
@@ -287,7 +286,7 @@ export class ReadPool {
       this.#workers.push(worker);
       return take(worker);
     }
-    return take(usable().reduce((a, b) => (b.working < a.working ? b : a)));
+    return take(this.#workers.slice(0, limit).reduce((a, b) => (b.working < a.working ? b : a)));
   }
 
   /** Stops the workers (tests; the process may also just exit). */
