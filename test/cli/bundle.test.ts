@@ -93,6 +93,22 @@ describe('the sluice CLI bundle', () => {
     expect(isFresh(root)).toBe(true);
   });
 
+  it('evaluates a package loaded on first use (html-entities) when a name of it is first read, not at start', () => {
+    const pkg = join(root, 'node_modules', 'html-entities');
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(join(pkg, 'package.json'), '{"name":"html-entities","type":"module","main":"index.js"}');
+    writeFileSync(
+      join(pkg, 'index.js'),
+      "globalThis.entitiesLoaded = true;\nexport const decode = (text) => text.replaceAll('&amp;', '&');\n",
+    );
+    write(
+      'word.ts',
+      "import * as entities from 'html-entities';\nconst loaded = (): string => String((globalThis as { entitiesLoaded?: boolean }).entitiesLoaded === true);\nconst atStart = loaded();\nexport const word: string = [atStart, entities.decode('a &amp; b'), loaded()].join(' ');\n",
+    );
+    expect(run()).toBe('false a & b true');
+    expect(isFresh(root)).toBe(true);
+  });
+
   it('builds for the real CLI: npm packages inside, but those that read files beside their sources', async () => {
     await build(resolve('.'));
     expect(isFresh(resolve('.'))).toBe(true);
