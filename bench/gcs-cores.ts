@@ -12,7 +12,10 @@
  *    input's essential work on two threads (inflate each object whole, check and copy its
  *    lines with the input's WebAssembly, write them in order), from disk and through
  *    `@google-cloud/storage` from the emulator, each followed by `zcat | wc -l`.
- * 4. Section 1's read threads again, with the local stack running beside them: started as
+ * 4. Where the time of section 1's runs goes: RUNS more runs with bench/run-timeline.cjs
+ *    preloaded, which notes when the process makes its first storage request (the
+ *    listing) and its first object request, and when it exits.
+ * 5. Section 1's read threads again, with the local stack running beside them: started as
  *    `npm start` starts it (test/helpers/stack-process.ts: its own emulators, a fresh data
  *    directory, plain HTTP on a free port) and left idle for STACK_SETTLE_MS first, as a
  *    stack that has been running a while is (its Java emulators are busiest just after
@@ -34,6 +37,7 @@ import { generateNdjson } from './gcs-data.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const STACK_SETTLE_MS = 10_000;
+const here = fileURLToPath(new URL('.', import.meta.url));
 
 interface Pair {
   ours: number;
@@ -90,6 +94,18 @@ async function main() {
       ]);
     };
     row('40 × 5 MB gzip NDJSON, read threads', await measure('many', many, undefined), 'target ≥ 1.0');
+    const split = await timeline(
+      () =>
+        `STORAGE_EMULATOR_HOST=${emulator.url} node --require ${join(here, 'run-timeline.cjs')} bin/sluice.js job run ${jobFile('many')} --state-dir ${join(dir, `state-${state++}`)}`,
+    );
+    rows.push(
+      [
+        '  its start -> first object request',
+        split.toFirstObject,
+        `the listing requested at ${split.toList}`,
+      ],
+      ['  its first object request -> exit', split.reading, 'the read itself (RUNS more runs, timed inside)'],
+    );
     row('  same, main thread only (READ_THREADS=0)', await measure('many', many, '0'), 'before the pool');
     row(
       '1 × 200 MB gzip NDJSON, read threads',
@@ -133,10 +149,25 @@ async function main() {
   }
 }
 
+/** Medians of RUNS runs of `command` (stdout to `wc -l`) with bench/run-timeline.cjs preloaded. */
+async function timeline(command: () => string) {
+  const runs: { list: number; firstObject: number; exit: number }[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    // The command's stderr (where the timeline goes) to this pipeline's stdout, its stdout to wc.
+    const { out } = await timed(`{ ${command()} 2>&3 | wc -l > /dev/null; } 3>&1 | grep '^run-timeline '`);
+    runs.push(JSON.parse(out.slice('run-timeline '.length)));
+  }
+  const ms = (values: number[]) => `${(median(values) / 1000).toFixed(2)} s`;
+  return {
+    toList: ms(runs.map((r) => r.list)),
+    toFirstObject: ms(runs.map((r) => r.firstObject)),
+    reading: ms(runs.map((r) => r.exit - r.firstObject)),
+  };
+}
+
 /** Bundles the minimal reader (bench/floor/) into `dir`; returns its script. */
 async function buildFloor(dir: string): Promise<string> {
   const { build } = await import('esbuild');
-  const here = fileURLToPath(new URL('.', import.meta.url));
   const common = {
     bundle: true,
     platform: 'node' as const,
