@@ -213,7 +213,9 @@ export async function build(root) {
  * functions it ran are compiled too.
  */
 function runBundle(bundle) {
-  const text = readFileSync(bundle, 'utf8');
+  // Read as latin1, which is the same text for a file that build() made ASCII and skips
+  // UTF-8's decoding: 1.5-9 ms against 18-19 ms for the 4.9 MB bundle.
+  const text = readFileSync(bundle, 'latin1');
   const id = BUILD_ID_LINE.exec(text)?.[1];
   if (!id) throw new Error(`${bundle} has no build id`);
   const cachePath = codeCachePath(join(bundle, '..'), id, process.argv);
