@@ -33,7 +33,7 @@ import { pathToFileURL } from 'node:url';
 import { Script } from 'node:vm';
 
 /** Changes whenever the way the bundle is built changes, so that old bundles are rebuilt. */
-const BUILD_VERSION = 5;
+const BUILD_VERSION = 6;
 
 /**
  * Packages left out of the bundle, loaded from node_modules when a command needs them: those
@@ -53,29 +53,26 @@ const EXTERNAL = [
 ];
 
 /**
- * Packages a bundled dependency loads with itself but calls only on a rare path, and the
- * names it takes from them: in the bundle, each is loaded when one of those names is first
- * read, not when its importer is. Together they were about 27 ms of every command that
- * loads the storage client (`sluice job run` among them), measured by timing each bundled
- * module's evaluation:
+ * Packages a bundled dependency loads with itself but calls only on a rare path: in the
+ * bundle, each is evaluated when one of its exports is first read, not when its importer
+ * is. Together they were about 27 ms of every command that loads the storage client
+ * (`sluice job run` among them), measured by timing each bundled module's evaluation:
  *   - whatwg-url (17 ms, most of it tr46's mapping table): node-fetch's stand-in for a
  *     runtime without a URL class, read only as `Url.URL || whatwgUrl.URL`; Node has one;
  *   - html-entities (10 ms): the storage client decodes an error response's body with it.
  */
-const LOADED_ON_FIRST_USE = {
-  'whatwg-url': ['URL', 'URLSearchParams'],
-  'html-entities': ['decode', 'decodeEntity', 'encode'],
-};
+const LOADED_ON_FIRST_USE = ['whatwg-url', 'html-entities'];
 
 /**
  * The esbuild plugin for LOADED_ON_FIRST_USE: an import of such a package resolves to a
- * module whose named exports are getters that `require()` the package (which the bundle
- * then evaluates on that first call, not at start).
+ * module with a getter for each of the package's exports (listed by loading it here, at
+ * build time) that `require()`s the package, which the bundle then evaluates on that first
+ * read.
  */
 const loadedOnFirstUse = {
   name: 'loaded-on-first-use',
   setup(build) {
-    const names = Object.keys(LOADED_ON_FIRST_USE).map((name) => name.replace(/[-/]/g, '\\$&'));
+    const names = LOADED_ON_FIRST_USE.map((name) => name.replace(/[-/]/g, '\\$&'));
     build.onResolve({ filter: new RegExp(`^(${names.join('|')})$`) }, async (args) => {
       if (args.pluginData?.real) return undefined;
       const real = await build.resolve(args.path, {
@@ -84,12 +81,12 @@ const loadedOnFirstUse = {
         pluginData: { real: true },
       });
       if (real.errors.length > 0) return { errors: real.errors };
-      return { path: real.path, namespace: 'loaded-on-first-use', pluginData: { package: args.path } };
+      return { path: real.path, namespace: 'loaded-on-first-use' };
     });
-    build.onLoad({ filter: /.*/, namespace: 'loaded-on-first-use' }, (args) => ({
+    build.onLoad({ filter: /.*/, namespace: 'loaded-on-first-use' }, async (args) => ({
       loader: 'js',
       resolveDir: join(args.path, '..'),
-      contents: LOADED_ON_FIRST_USE[args.pluginData.package]
+      contents: (await exportNames(args.path))
         .map(
           (name) =>
             `Object.defineProperty(exports, ${JSON.stringify(name)}, { enumerable: true, get: () => require(${JSON.stringify(args.path)})[${JSON.stringify(name)}] });`,
@@ -98,6 +95,35 @@ const loadedOnFirstUse = {
     }));
   },
 };
+
+/**
+ * The names a module exports: a CommonJS module's `module.exports` keys (no `default`, so
+ * an importer's `'default' in` test does not load it), an ES module's namespace keys. Read
+ * on a thread of its own, so that loading the package here leaves this process (which runs
+ * the bundle next) as it was.
+ */
+async function exportNames(path) {
+  const { Worker } = await import('node:worker_threads');
+  const worker = new Worker(EXPORT_NAMES_THREAD, { eval: true, workerData: path, execArgv: [] });
+  return await new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+}
+
+const EXPORT_NAMES_THREAD = `
+const { parentPort, workerData: path } = require('node:worker_threads');
+const { createRequire } = require('node:module');
+const { pathToFileURL } = require('node:url');
+(async () => {
+  try {
+    return Object.keys(createRequire(path)(path));
+  } catch (err) {
+    if (err.code !== 'ERR_REQUIRE_ESM') throw err;
+    return Object.keys(await import(pathToFileURL(path).href));
+  }
+})().then((names) => parentPort.postMessage(names));
+`;
 
 /** The script's parameters: CommonJS's five, and the URL `createRequire(import.meta.url)` gets. */
 const WRAPPER_PARAMS = 'exports, require, module, __filename, __dirname, __sluiceBundleUrl';

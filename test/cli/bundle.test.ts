@@ -93,20 +93,42 @@ describe('the sluice CLI bundle', () => {
     expect(isFresh(root)).toBe(true);
   });
 
-  it('evaluates a package loaded on first use (html-entities) when a name of it is first read, not at start', () => {
-    const pkg = join(root, 'node_modules', 'html-entities');
-    mkdirSync(pkg, { recursive: true });
-    writeFileSync(join(pkg, 'package.json'), '{"name":"html-entities","type":"module","main":"index.js"}');
-    writeFileSync(
-      join(pkg, 'index.js'),
-      "globalThis.entitiesLoaded = true;\nexport const decode = (text) => text.replaceAll('&amp;', '&');\n",
+  /** A package in the scratch project that notes in globalThis when it is evaluated. */
+  const fixturePackage = (name: string, type: 'module' | 'commonjs', source: string) => {
+    const dir = join(root, 'node_modules', name);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, type, main: 'index.js' }));
+    writeFileSync(join(dir, 'index.js'), source);
+  };
+  const LOADED =
+    'const loaded = (name: string): string => String((globalThis as Record<string, unknown>)[name] === true);\n';
+
+  it('evaluates an ES module package loaded on first use (html-entities) when an export is first read', () => {
+    fixturePackage(
+      'html-entities',
+      'module',
+      "globalThis.entities = true;\nexport const decode = (text) => text.replaceAll('&amp;', '&');\nexport const escapeText = (text) => text.replaceAll('&', '&amp;');\n",
     );
     write(
       'word.ts',
-      "import * as entities from 'html-entities';\nconst loaded = (): string => String((globalThis as { entitiesLoaded?: boolean }).entitiesLoaded === true);\nconst atStart = loaded();\nexport const word: string = [atStart, entities.decode('a &amp; b'), loaded()].join(' ');\n",
+      `import * as entities from 'html-entities';\n${LOADED}const atStart = loaded('entities');\nexport const word: string = [atStart, entities.decode('a &amp; b'), entities.escapeText('c & d'), loaded('entities')].join(' ');\n`,
     );
-    expect(run()).toBe('false a & b true');
+    expect(run()).toBe('false a & b c &amp; d true');
     expect(isFresh(root)).toBe(true);
+  });
+
+  it("leaves a CommonJS package loaded on first use (whatwg-url) unloaded by an importer's `'default' in` test", () => {
+    fixturePackage(
+      'whatwg-url',
+      'commonjs',
+      'globalThis.whatwg = true;\nexports.URL = class FallbackURL {};\n',
+    );
+    // As node-fetch takes it: esbuild's interop asks `'default' in`, then only reads URL if Node had none.
+    write(
+      'word.ts',
+      `import whatwgUrl from 'whatwg-url';\n${LOADED}const URLClass = globalThis.URL || whatwgUrl.URL;\nconst before = loaded('whatwg');\nexport const word: string = [URLClass === globalThis.URL, before, whatwgUrl.URL.name, loaded('whatwg')].join(' ');\n`,
+    );
+    expect(run()).toBe('true false FallbackURL true');
   });
 
   it('builds for the real CLI: npm packages inside, but those that read files beside their sources', async () => {
