@@ -226,7 +226,15 @@ export class ObjectStore {
 
   /** The object's bytes `start..end` (inclusive), streamed from memory or disk. */
   read(object: ObjectMeta, start: number, end: number): Readable {
-    if (this.dir) return createReadStream(this.objectPath(object.bucket, object.name), { start, end });
+    // Read in 1 MiB pieces, not the default 64 KiB: serving bench:gcs:cores's 40 objects
+    // (22 MB) cost the emulator 95 ms of CPU instead of 135 (medians of 12 rounds), on the
+    // cores the reader it serves runs on.
+    if (this.dir)
+      return createReadStream(this.objectPath(object.bucket, object.name), {
+        start,
+        end,
+        highWaterMark: 1 << 20,
+      });
     const data = this.buckets.get(object.bucket)?.data.get(object.name) ?? Buffer.alloc(0);
     return Readable.from(chunks(data.subarray(start, end + 1)));
   }
