@@ -72,7 +72,7 @@ const LOADED_ON_FIRST_USE = ['whatwg-url', 'html-entities'];
 const loadedOnFirstUse = {
   name: 'loaded-on-first-use',
   setup(build) {
-    const names = LOADED_ON_FIRST_USE.map((name) => name.replace(/[-/]/g, '\\$&'));
+    const names = LOADED_ON_FIRST_USE.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
     build.onResolve({ filter: new RegExp(`^(${names.join('|')})$`) }, async (args) => {
       if (args.pluginData?.real) return undefined;
       const real = await build.resolve(args.path, {
