@@ -80,15 +80,16 @@ async function main() {
       return pairs;
     };
     let state = 0;
-    const measure = (prefix: string, files: string[], threads: string | undefined, note = '') => {
-      const env = `STORAGE_EMULATOR_HOST=${emulator.url}${threads === undefined ? '' : ` SLUICE_READ_THREADS=${threads}`}`;
-      return beside(
+    /** `sluice job run` over `prefix/`, as a shell command (its output unredirected). */
+    const jobRun = (prefix: string, env = '', nodeFlags = '') =>
+      `STORAGE_EMULATOR_HOST=${emulator.url}${env} node${nodeFlags} bin/sluice.js job run ${jobFile(prefix)} --state-dir ${join(dir, `state-${state++}`)}`;
+    const measure = (prefix: string, files: string[], threads: string | undefined, note = '') =>
+      beside(
         `${prefix}, threads ${threads ?? 'default'}${note}`,
         () =>
-          `${env} node bin/sluice.js job run ${jobFile(prefix)} --state-dir ${join(dir, `state-${state++}`)} 2>/dev/null | wc -l`,
+          `${jobRun(prefix, threads === undefined ? '' : ` SLUICE_READ_THREADS=${threads}`)} 2>/dev/null | wc -l`,
         files,
       );
-    };
     const rows: string[][] = [];
     const row = (what: string, pairs: Pair[], target: string) => {
       const ratio = median(pairs.map((p) => p.zcat / p.ours));
@@ -99,10 +100,7 @@ async function main() {
       ]);
     };
     row('40 × 5 MB gzip NDJSON, read threads', await measure('many', many, undefined), 'target ≥ 1.0');
-    const split = await timeline(
-      () =>
-        `STORAGE_EMULATOR_HOST=${emulator.url} node --require ${join(here, 'run-timeline.cjs')} bin/sluice.js job run ${jobFile('many')} --state-dir ${join(dir, `state-${state++}`)}`,
-    );
+    const split = await timeline(() => jobRun('many', '', ` --require ${join(here, 'run-timeline.cjs')}`));
     rows.push(
       [
         '  its start -> first object request',
