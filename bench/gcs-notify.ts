@@ -38,16 +38,13 @@ async function main() {
     const pubsubHost = process.env.PUBSUB_EMULATOR_HOST!;
     const emulator = await startStorageEmulator({ port: 0 });
     stops.push(() => emulator.stop());
+    // No metadata server beside the emulators: google-auth need not look for one, here
+    // (the uploads' client warned when its lookup failed) or in the processes started below.
+    process.env.METADATA_SERVER_DETECTION = 'none';
     const storage = new Storage({ apiEndpoint: emulator.url, projectId: PROJECT });
     await storage.createBucket('landing');
     const bucket = storage.bucket('landing');
-    // No metadata server beside the emulators: google-auth need not look for one.
-    const env = {
-      ...process.env,
-      STORAGE_EMULATOR_HOST: emulator.url,
-      PUBSUB_EMULATOR_HOST: pubsubHost,
-      METADATA_SERVER_DETECTION: 'none',
-    };
+    const env = { ...process.env, STORAGE_EMULATOR_HOST: emulator.url, PUBSUB_EMULATOR_HOST: pubsubHost };
 
     const setup = await runToEnd(
       ['bin/sluice.js', 'gcs', 'notify', 'landing', '--job', 'orders', '--project', PROJECT, '-o', 'json'],
