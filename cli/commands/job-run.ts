@@ -13,7 +13,7 @@ import { fileStores } from '../../functions/runner/stores/file.ts';
 import type { ContextMap } from '../../shared/context/map.ts';
 import { renderJob } from '../../shared/context/render.ts';
 import { resolveContext } from '../../shared/context/resolve.ts';
-import { parseJobYaml } from '../../shared/job/index.ts';
+import { containsReference, parseJobYaml } from '../../shared/job/index.ts';
 import { resolveRuntimeRefs } from '../../shared/runtime-refs.ts';
 import { CliError } from '../exit-codes.ts';
 import type { CommandContext } from '../globals.ts';
@@ -39,7 +39,11 @@ export async function jobRunAction(
       `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
     );
   }
-  const parsed = parseJobYaml(bytes);
+  // A file without a `{{...}}` reference renders to itself, and the saved level judges it as
+  // the rendered one does; checked at the rendered level here, its check in renderJob below
+  // finds that schema built and warm instead of building a second one (about 20 ms of every
+  // run's start: render 16-37 ms -> 1-3 ms, 10 alternating runs).
+  const parsed = parseJobYaml(bytes, { level: (raw) => (containsReference(raw) ? 'saved' : 'rendered') });
   if (!parsed.ok) {
     throw new CliError(
       `${file} is not a valid job`,

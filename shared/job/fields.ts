@@ -28,6 +28,26 @@ export const TemplateString = z
   .regex(TEMPLATE_PATTERN)
   .describe('a {{key}} context reference, resolved when the job is rendered');
 
+/**
+ * Whether any string of a parsed job (a value or a key) holds a `{{...}}` reference. Without
+ * one, the saved and the rendered level judge the job alike: the saved level differs only
+ * where a reference stands in for a value. Iterative: a job file may nest deeply.
+ */
+export function containsReference(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (typeof item === 'string') {
+      if (TEMPLATE_PATTERN.test(item)) return true;
+    } else if (Array.isArray(item)) {
+      pending.push(...item);
+    } else if (item !== null && typeof item === 'object') {
+      for (const [key, member] of Object.entries(item)) pending.push(key, member);
+    }
+  }
+  return false;
+}
+
 /** Saved-level wrappers and the schema they stand for (for the JSON Schema: value or template). */
 export const TEMPLATABLE = new WeakMap<z.ZodType, z.ZodType>();
 

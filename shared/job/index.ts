@@ -1,5 +1,5 @@
 /** The job definition language: schemas, parsing and validation (pure; runs anywhere). */
-export { type Level, TEMPLATE_PATTERN } from './fields.ts';
+export { containsReference, type Level, TEMPLATE_PATTERN } from './fields.ts';
 export { MAX_JOB_FILE_BYTES, type ParseResult, parseJobYaml } from './parse.ts';
 export {
   type GcsInput,

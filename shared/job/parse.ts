@@ -21,7 +21,11 @@ export type ParseResult =
   | { ok: true; job: JobDefinition; document: Document; raw: unknown }
   | { ok: false; errors: ErrorDetail[] };
 
-export function parseJobYaml(input: string | Uint8Array, options: { level?: Level } = {}): ParseResult {
+export function parseJobYaml(
+  input: string | Uint8Array,
+  /** `level`: the validation level (default saved), or a choice of it once the YAML is read. */
+  options: { level?: Level | ((raw: Record<string, unknown>) => Level) } = {},
+): ParseResult {
   const text = decode(input);
   if (typeof text !== 'string') return text;
   if (text.trim() === '') return fail('', 'the file is empty: a job needs name, input and output');
@@ -58,7 +62,9 @@ export function parseJobYaml(input: string | Uint8Array, options: { level?: Leve
       1,
     );
   }
-  const result = validateJob(raw, { level: options.level ?? 'saved' });
+  const level =
+    typeof options.level === 'function' ? options.level(raw as Record<string, unknown>) : options.level;
+  const result = validateJob(raw, { level: level ?? 'saved' });
   if (!result.ok) {
     // Errors about a key (unknown, malformed) point at the key; all others at the offending value.
     const errors = result.errors.map((e) => ({

@@ -70,10 +70,23 @@ function wordIssue(issue: z.core.$ZodIssue, path: PropertyKey[]): string {
 function pickBranch(branches: readonly (readonly z.core.$ZodIssue[])[]): readonly z.core.$ZodIssue[] {
   const real = branches.filter((issues) => !isTemplateAlternative(issues));
   const candidates = real.length > 0 ? real : branches;
-  const typeMatched = candidates.find(
-    (issues) => !issues.some((i) => i.code === 'invalid_type' && i.path.length === 0),
-  );
+  const typeMatched = candidates.find((issues) => !issues.some(isTypeMismatch));
   return typeMatched ?? candidates[0]!;
+}
+
+/**
+ * The branch is for another kind of value altogether: not its type, or a choice among
+ * values none of which is of the input's type (a map given where `none | last-modified |
+ * {object-name-pattern: ...}` is asked is about the map's fields, not the words).
+ */
+function isTypeMismatch(issue: z.core.$ZodIssue): boolean {
+  if (issue.path.length > 0) return false;
+  if (issue.code === 'invalid_type') return true;
+  return (
+    issue.code === 'invalid_value' &&
+    'input' in issue &&
+    !issue.values.some((value) => typeof value === typeof issue.input)
+  );
 }
 
 function isTemplateAlternative(issues: readonly z.core.$ZodIssue[]): boolean {

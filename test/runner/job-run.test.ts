@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Storage } from '@google-cloud/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
+import { parseJobYaml } from '../../shared/job/index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-job-run-'));
 let server: Server;
@@ -79,6 +80,32 @@ describe('sluice job run', () => {
     expect(r.code).toBe(0);
     expect(r.stdout.trim().split('\n').length).toBeGreaterThanOrEqual(3);
     expect(hits - before).toBeGreaterThanOrEqual(3);
+  });
+
+  it('refuses a job file without references, each error at its line and column as the saved level words it', async () => {
+    const text = `name: wrong\ninput:\n  http-poll:\n    url: ${base}/list\n    json: maybe\n    trigger:\n      interval:\n        duration: 5 parsecs\noutput:\n  print: {}\n`;
+    const file = job('wrong', text);
+    const saved = parseJobYaml(text, { level: 'saved' });
+    expect(saved.ok).toBe(false);
+    const hitsBefore = hits;
+    const r = await run([file, '--state-dir', join(dir, 'state')]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${file} is not a valid job`);
+    for (const e of saved.ok ? [] : saved.errors)
+      expect(r.stderr).toContain(`${file}:${e.line}:${e.column}: ${e.path}: ${e.message}`);
+    expect(hits).toBe(hitsBefore);
+  });
+
+  it('takes a reference where a value of another type is asked, and runs with the value given', async () => {
+    // Checked at the rendered level before rendering, '{{as-json}}' would be refused as not true or false.
+    const file = job(
+      'typed',
+      `name: typed\ninput:\n  http-poll:\n    url: ${base}/list\n    json: '{{as-json}}'\noutput:\n  print: {}\n`,
+    );
+    const r = await run([file, '--context', 'as-json=true', '--state-dir', join(dir, 'state')]);
+    expect(r.stderr).not.toContain('not a valid job');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('{"id":1}\n{"id":2}\n');
   });
 
   it('says which context key is missing and exits 1', async () => {
