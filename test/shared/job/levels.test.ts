@@ -21,8 +21,9 @@ type Path = (string | number)[];
 
 /** Every member of the job: its path and value. */
 function members(value: unknown, path: Path = [], out: [Path, unknown][] = []): [Path, unknown][] {
-  if (Array.isArray(value)) value.forEach((v, i) => members(v, [...path, i], out));
-  else if (value !== null && typeof value === 'object') {
+  if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) members(v, [...path, i], out);
+  } else if (value !== null && typeof value === 'object') {
     for (const [key, v] of Object.entries(value)) {
       out.push([[...path, key], v]);
       members(v, [...path, key], out);
