@@ -1,7 +1,9 @@
 /**
  * The local stack in its own process, started the way the README says (`npm start` runs
  * `tsx local/main.ts`), with its own emulators (not the test run's shared ones), over
- * plain HTTP on a free port.
+ * plain HTTP on a port the system picks as the stack binds it (`SLUICE_PORT=0`). A free
+ * port chosen here was bound only after the emulators had started, seconds later, and
+ * another test's server could take it meanwhile (EADDRINUSE in CI).
  *
  * @example
  *   const stack = await startStackProcess(dataDir, { SLUICE_LOG_FORMAT: 'json' });
@@ -9,7 +11,6 @@
  *   await stack.stop('SIGINT');
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { freePort } from '../../local/processes.ts';
 
 export interface StackProcess {
   child: ChildProcess;
@@ -25,7 +26,7 @@ export async function startStackProcess(
 ): Promise<StackProcess> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    SLUICE_PORT: String(await freePort()),
+    SLUICE_PORT: '0',
     SLUICE_HTTP: '1',
     SLUICE_WAKE_PORT: '0',
     ...extraEnv,

@@ -2,7 +2,6 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../local/processes.ts';
 import { startStack } from '../../local/stack.ts';
 
 describe('the local stack', () => {
@@ -12,7 +11,7 @@ describe('the local stack', () => {
     delete env.SLUICE_ADMIN_PASSWORD;
     const first = await startStack({
       dataDir,
-      port: await freePort(),
+      port: 0,
       http: true,
       env,
       projectId: 'demo-stack-test',
@@ -49,7 +48,7 @@ describe('the local stack', () => {
 
     const second = await startStack({
       dataDir,
-      port: await freePort(),
+      port: 0,
       http: true,
       env,
       projectId: 'demo-stack-test',
@@ -77,7 +76,7 @@ describe('stopping the local stack', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'sluice-stack-stop-'));
     const stack = await startStack({
       dataDir,
-      port: await freePort(),
+      port: 0,
       http: true,
       env: { ...process.env, SLUICE_ADMIN_PASSWORD: 'stop-test-password-1' },
       projectId: 'demo-stack-stop',

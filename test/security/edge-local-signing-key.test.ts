@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newSigningKey } from '../../functions/auth/signing-keys.ts';
-import { freePort } from '../../local/processes.ts';
 import { type Stack, startStack } from '../../local/stack.ts';
 
 const projectId = 'demo-edge-signing-key';
@@ -43,7 +42,7 @@ describe('the local stack signing key', () => {
     const password = 'edge-local-signing-key-password';
     const env = { ...process.env, SLUICE_ADMIN_PASSWORD: password };
     const start = async () =>
-      await startStack({ dataDir, port: await freePort(), http: true, env, projectId, ownEmulators: true });
+      await startStack({ dataDir, port: 0, http: true, env, projectId, ownEmulators: true });
 
     const first = await start();
     let token: string;

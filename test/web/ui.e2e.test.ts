@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type APIRequestContext, request } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../local/processes.ts';
 import { type Stack, startStack } from '../../local/stack.ts';
 import { testProjectId } from '../helpers/app.ts';
 import { launchChromium, type TestBrowser, type WatchedPage } from './browser.ts';
@@ -46,7 +45,7 @@ beforeAll(async () => {
   chromium = await launchChromium(); // first: without Chromium, fail before starting anything
   stack = await startStack({
     dataDir: join(work, 'data'),
-    port: await freePort(),
+    port: 0,
     env: { ...process.env, SLUICE_ADMIN_PASSWORD: PASSWORD },
     projectId: testProjectId(),
   });
