@@ -40,7 +40,8 @@ export function containsReference(value: unknown): boolean {
     if (typeof item === 'string') {
       if (TEMPLATE_PATTERN.test(item)) return true;
     } else if (Array.isArray(item)) {
-      pending.push(...item);
+      // One at a time: spread into push, a list of some 100,000 items overflows the stack.
+      for (const member of item) pending.push(member);
     } else if (item !== null && typeof item === 'object') {
       for (const [key, member] of Object.entries(item)) pending.push(key, member);
     }

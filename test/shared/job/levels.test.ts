@@ -105,9 +105,11 @@ describe('containsReference', () => {
     expect(containsReference({ a: '{ {x}}' })).toBe(false);
   });
 
-  it('walks a deeply nested document without running out of stack', () => {
+  it('walks a deeply nested or very long document without running out of stack', () => {
     let deep: unknown = '{{bottom}}';
     for (let i = 0; i < 200_000; i++) deep = [deep];
     expect(containsReference({ a: deep })).toBe(true);
+    // A 1 MiB job file holds a list of half a million short items.
+    expect(containsReference({ a: new Array(500_000).fill(1) })).toBe(false);
   });
 });
