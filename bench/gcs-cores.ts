@@ -18,7 +18,7 @@
  *    listing) and its first object request, and when it exits.
  * 5. Section 1's read threads again, with the local stack running beside them: started as
  *    `npm start` starts it (test/helpers/stack-process.ts: its own emulators, a fresh data
- *    directory, plain HTTP on a free port) and left idle for STACK_SETTLE_MS first, as a
+ *    directory, plain HTTP on a port the system picks) and left idle for STACK_SETTLE_MS first, as a
  *    stack that has been running a while is (its Java emulators are busiest just after
  *    they start). The job still reads from this process's storage emulator.
  *
