@@ -4,12 +4,16 @@
  * the right for the bucket's Cloud Storage service agent to publish to it, a subscription,
  * and the bucket's notification config (`OBJECT_FINALIZE`, payload `JSON_API_V1`, the
  * object resource the input reads). Each step keeps what exists, so running it again
- * changes nothing. With `STORAGE_EMULATOR_HOST` and `PUBSUB_EMULATOR_HOST` it sets up the
- * emulators (which have no IAM: that step is skipped).
+ * changes nothing, and running it again after a failure goes on where it stopped. What
+ * exists but would not deliver (a subscription on another topic, another config of the
+ * bucket on this topic) is refused, not kept: it would lose or double notifications. With
+ * `STORAGE_EMULATOR_HOST` and `PUBSUB_EMULATOR_HOST` it sets up the emulators (the Pub/Sub
+ * emulator has no IAM: the grant is skipped).
  *
  * @example
- *   const setup = await setUpBucketNotifications({ bucket: 'landing', name: 'sluice-gcs-orders', project: 'p' });
- *   setup.subscription; // projects/p/subscriptions/sluice-gcs-orders
+ *   const setup = await setUpBucketNotifications(
+ *     { bucket: 'landing', name: 'sluice-gcs-landing-orders', project: 'p' }, { storage, pubsub });
+ *   setup.subscription; // projects/p/subscriptions/sluice-gcs-landing-orders
  */
 import type { PubSub } from '@google-cloud/pubsub';
 import type { Storage } from '@google-cloud/storage';
@@ -44,6 +48,8 @@ export interface NotifySetup {
   topic: string;
   subscription: string;
   notification: string;
+  /** Who publishes: the Cloud Storage service agent of the bucket's project. */
+  serviceAgent: string;
   /** The push subscription that wakes the job (with `wake`). */
   wakeSubscription?: string;
   /** What this call made (the rest existed). */
@@ -51,78 +57,130 @@ export interface NotifySetup {
 }
 
 const PUBLISHER = 'roles/pubsub.publisher';
+const FINALIZE = 'OBJECT_FINALIZE';
+
+export interface SetUpOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Between tries of the notification config while a fresh grant spreads (default: sleeps). */
+  wait?: (ms: number) => Promise<void>;
+  /** Told before each wait, to show progress. */
+  onWait?: (message: string) => void;
+}
+
+/**
+ * A fresh publisher grant (or topic) takes a few seconds to reach Cloud Storage, which
+ * checks it when the config is made: gcloud waits 10 s and tries again, and so do we.
+ */
+const GRANT_WAIT_MS = 10_000;
+const GRANT_TRIES = 4;
 
 export async function setUpBucketNotifications(
   request: NotifyRequest,
   clients: { storage: Storage; pubsub: PubSub },
-  env: NodeJS.ProcessEnv = process.env,
+  options: SetUpOptions = {},
 ): Promise<NotifySetup> {
-  const { storage, pubsub } = clients;
   const created: string[] = [];
+  try {
+    return await setUp(request, clients, options, created);
+  } catch (err) {
+    throw new NotifySetupError(err instanceof NotifySetupError ? err.message : errorMessage(err), {
+      created,
+      cause: err,
+    });
+  }
+}
+
+async function setUp(
+  request: NotifyRequest,
+  { storage, pubsub }: { storage: Storage; pubsub: PubSub },
+  options: SetUpOptions,
+  created: string[],
+): Promise<NotifySetup> {
+  const env = options.env ?? process.env;
   const bucket = storage.bucket(request.bucket);
   const [bucketExists] = await bucket.exists();
   if (!bucketExists)
     throw new NotifySetupError(`bucket ${request.bucket} does not exist (or this account cannot see it)`);
+  // The agent of the bucket's project publishes, which need not be the topic's project.
+  const [bucketMeta] = await bucket.getMetadata();
+  const serviceAgent = await serviceAgentOf(storage, String(bucketMeta.projectNumber ?? request.project));
 
   const topicName = `projects/${request.project}/topics/${request.name}`;
+  const subscriptionName = `projects/${request.project}/subscriptions/${request.name}`;
+  const wakeSubscription = request.wake ? `${subscriptionName}-wake` : undefined;
+  // What exists and would not deliver is refused before anything is made.
+  const [configs] = await bucket.getNotifications();
+  const onTopic = configs.filter((c) => c.metadata.topic === `//pubsub.googleapis.com/${topicName}`);
+  let notification = onTopic.find((c) => delivers(c.metadata, request.prefix))?.id;
+  const other = onTopic.find((c) => c.id !== notification);
+  if (other)
+    throw new NotifySetupError(
+      `bucket ${request.bucket} already sends ${describeConfig(other.metadata)} to topic ${topicName} (notification config ${other.id})${notification ? ', besides the one this job needs: each object would be announced twice' : ", not what this job needs (new objects' resources, every name under the prefix)"}. Delete it (gcloud storage buckets notifications delete projects/_/buckets/${request.bucket}/notificationConfigs/${other.id}) and run this again, or choose another --name`,
+    );
+  const subscription = pubsub.subscription(subscriptionName);
+  const subscriptionExists = (await subscription.exists())[0];
+  if (subscriptionExists) await expectTopic(subscription, topicName);
+  const wake = wakeSubscription ? pubsub.subscription(wakeSubscription) : undefined;
+  const wakeExists = wake ? (await wake.exists())[0] : false;
+  if (wake && wakeExists) await expectTopic(wake, topicName);
+
   const topic = pubsub.topic(topicName);
   if (!(await topic.exists())[0]) {
     await topic.create();
     created.push('topic');
   }
-  // Cloud Storage publishes as its service agent, which needs the right to on this topic.
   if (!env.STORAGE_EMULATOR_HOST) {
-    const [agent] = await storage.getServiceAccount();
-    const member = `serviceAccount:${agent.emailAddress}`;
     const [policy] = await topic.iam.getPolicy();
-    const bindings = policy.bindings ?? [];
-    const binding = bindings.find((b) => b.role === PUBLISHER);
-    if (!binding?.members?.includes(member)) {
-      if (binding) binding.members = [...(binding.members ?? []), member];
-      else bindings.push({ role: PUBLISHER, members: [member] });
-      await topic.iam.setPolicy({ ...policy, bindings });
+    const granted = withPublisher(policy, `serviceAccount:${serviceAgent}`);
+    if (granted) {
+      await topic.iam.setPolicy(granted);
       created.push('publisher grant');
     }
   }
 
-  const subscriptionName = `projects/${request.project}/subscriptions/${request.name}`;
-  const subscription = pubsub.subscription(subscriptionName);
-  if (!(await subscription.exists())[0]) {
+  if (!subscriptionExists) {
     // A minute to read an object before Pub/Sub offers its notification again.
     await topic.createSubscription(subscriptionName, { ackDeadlineSeconds: 60 });
     created.push('subscription');
   }
 
-  const [configs] = await bucket.getNotifications();
-  const existing = configs.find((config) => {
-    const m = config.metadata as { topic?: string; payload_format?: string; object_name_prefix?: string };
-    return (
-      m.topic?.endsWith(topicName) &&
-      m.payload_format === 'JSON_API_V1' &&
-      (m.object_name_prefix ?? '') === (request.prefix ?? '')
-    );
-  });
-  let notification = existing?.id;
   if (!notification) {
-    const [made] = await bucket.createNotification(topicName, {
-      payloadFormat: 'JSON_API_V1',
-      eventTypes: ['OBJECT_FINALIZE'],
-      ...(request.prefix ? { objectNamePrefix: request.prefix } : {}),
-    });
-    notification = made.id!;
+    const fresh = created.includes('topic') || created.includes('publisher grant');
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const [made] = await bucket.createNotification(topicName, {
+          payloadFormat: 'JSON_API_V1',
+          eventTypes: [FINALIZE],
+          ...(request.prefix ? { objectNamePrefix: request.prefix } : {}),
+        });
+        notification = made.id!;
+        break;
+      } catch (err) {
+        const status = (err as { code?: unknown }).code;
+        if (!fresh || attempt >= GRANT_TRIES || (status !== 400 && status !== 403)) throw err;
+        options.onWait?.(
+          `Cloud Storage cannot publish to ${topicName} yet (a new topic or grant takes a few seconds to spread): trying again in ${GRANT_WAIT_MS / 1000} s (${attempt}/${GRANT_TRIES - 1})`,
+        );
+        await (options.wait ?? sleep)(GRANT_WAIT_MS);
+      }
+    }
     created.push('notification config');
   }
-  let wakeSubscription: string | undefined;
-  if (request.wake) {
-    wakeSubscription = `${subscriptionName}-wake`;
-    const wake = pubsub.subscription(wakeSubscription);
+  if (request.wake && wake && wakeSubscription) {
     const pushConfig = {
       pushEndpoint: wakeEndpoint(request.wake),
       ...(request.wake.serviceAccount
-        ? { oidcToken: { serviceAccountEmail: request.wake.serviceAccount } }
+        ? // The runner's URL, as terraform sets it: Cloud Run checks the token was made for it.
+          {
+            oidcToken: {
+              serviceAccountEmail: request.wake.serviceAccount,
+              audience: runnerAudience(request.wake),
+            },
+          }
         : {}),
     };
-    if (!(await wake.exists())[0]) {
+    if (wakeExists) await wake.modifyPushConfig(pushConfig);
+    else {
       // Back-off for a wake that comes while the job runs (answered "later"): the run that
       // follows reads what is waiting.
       await topic.createSubscription(wakeSubscription, {
@@ -131,8 +189,6 @@ export async function setUpBucketNotifications(
         retryPolicy: { minimumBackoff: { seconds: 10 }, maximumBackoff: { seconds: 300 } },
       });
       created.push('wake subscription');
-    } else {
-      await wake.modifyPushConfig(pushConfig);
     }
   }
   return {
@@ -140,9 +196,91 @@ export async function setUpBucketNotifications(
     topic: topicName,
     subscription: subscriptionName,
     notification,
+    serviceAgent,
     ...(wakeSubscription ? { wakeSubscription } : {}),
     created,
   };
+}
+
+/**
+ * The policy with `member` allowed to publish, or undefined when it already is. Only a
+ * binding without a condition counts, and only one is added to: a conditional grant might
+ * not hold when Cloud Storage publishes.
+ */
+export function withPublisher<P extends { bindings?: PolicyBinding[] | null }>(
+  policy: P,
+  member: string,
+): P | undefined {
+  const bindings = policy.bindings ?? [];
+  const binding = bindings.find((b) => b.role === PUBLISHER && !b.condition);
+  if (binding?.members?.includes(member)) return undefined;
+  const others = bindings.filter((b) => b !== binding);
+  return {
+    ...policy,
+    bindings: [...others, { ...binding, role: PUBLISHER, members: [...(binding?.members ?? []), member] }],
+  };
+}
+
+interface PolicyBinding {
+  role?: string | null;
+  members?: string[] | null;
+  condition?: unknown;
+}
+
+/** Whether a config announces what the input reads: each new object under the prefix, with its resource. */
+function delivers(config: NotificationMetadata, prefix: string | undefined): boolean {
+  return (
+    config.payload_format === 'JSON_API_V1' &&
+    (config.object_name_prefix ?? '') === (prefix ?? '') &&
+    (!config.event_types?.length || config.event_types.includes(FINALIZE))
+  );
+}
+
+interface NotificationMetadata {
+  topic?: string;
+  payload_format?: string;
+  event_types?: string[];
+  object_name_prefix?: string;
+}
+
+function describeConfig(config: NotificationMetadata): string {
+  const events = config.event_types?.length ? config.event_types.join(', ') : 'every event';
+  const prefix = config.object_name_prefix ? ` of objects under ${config.object_name_prefix}` : '';
+  return `${events}${prefix} (payload ${config.payload_format ?? 'JSON_API_V1'})`;
+}
+
+async function expectTopic(
+  subscription: ReturnType<PubSub['subscription']>,
+  topicName: string,
+): Promise<void> {
+  const [metadata] = await subscription.getMetadata();
+  if (metadata.topic !== topicName)
+    throw new NotifySetupError(
+      `subscription ${subscription.name} exists but receives ${metadata.topic === '_deleted-topic_' ? 'a deleted topic' : `topic ${metadata.topic}`}, not ${topicName}. Delete it (gcloud pubsub subscriptions delete ${subscription.name}) and run this again, or choose another --name`,
+    );
+}
+
+/** `projects.serviceAccount.get` for the bucket's project (by number, as the bucket names it). */
+async function serviceAgentOf(storage: Storage, project: string): Promise<string> {
+  const response = await new Promise<{ email_address?: string }>((resolve, reject) =>
+    storage.request({ uri: `/projects/${encodeURIComponent(project)}/serviceAccount` }, (err, body) =>
+      err ? reject(err) : resolve(body as { email_address?: string }),
+    ),
+  );
+  if (!response.email_address) throw new Error(`no service agent for project ${project}`);
+  return response.email_address;
+}
+
+function runnerAudience(wake: WakeRequest): string {
+  return wake.runnerUrl.replace(/\/+$/, '');
+}
+
+function errorMessage(err: unknown): string {
+  return (err as { message?: string }).message ?? String(err);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** `RUNNER_URL/wake?tenant=T&job=J` (shared/runs/wake.ts). */
@@ -153,5 +291,11 @@ export function wakeEndpoint(wake: WakeRequest): string {
   return url.toString();
 }
 
-/** A problem the operator can fix (exit 1 with the message). */
-export class NotifySetupError extends Error {}
+/** Why the set-up stopped, and what it had made by then (kept: running again goes on). */
+export class NotifySetupError extends Error {
+  readonly created: string[];
+  constructor(message: string, options: { created?: string[]; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.created = options.created ?? [];
+  }
+}

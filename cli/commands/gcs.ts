@@ -28,7 +28,7 @@ export const gcsCommands: CommandGroup = (program, wrap) => {
     )
     .option('--project <id>', 'project of the topic and subscription (default: $GOOGLE_CLOUD_PROJECT)')
     .option('--prefix <prefix>', 'only objects whose names start with it')
-    .option('--name <name>', 'topic and subscription name (default: sluice-gcs-<job>)')
+    .option('--name <name>', 'topic and subscription name (default: sluice-gcs-<bucket>-<job>)')
     .option(
       '--wake <runner-url>',
       'for a job without a trigger on the cloud worker: also push each notification to the runner function (terraform output runner_url; on the local stack http://127.0.0.1:8444), which wakes the job',
@@ -63,7 +63,9 @@ export const gcsCommands: CommandGroup = (program, wrap) => {
         if (!BUCKET_NAME.test(bucket as string))
           throw CliError.usage(`"${bucket}" is not a bucket name (3-63 lowercase letters, digits, - _ .)`);
         if (!JOB_NAME.test(job)) throw CliError.usage(`"${job}" is not a job name`);
-        const name = chosen ?? `sluice-gcs-${job}`.slice(0, 255);
+        // The bucket in the name: two jobs of one name (in two tenants) reading two buckets
+        // must not share a subscription, or each would take, and drop, the other's messages.
+        const name = chosen ?? `sluice-gcs-${bucket}-${job}`.slice(0, 255);
         if (!RESOURCE_NAME.test(name))
           throw CliError.usage(
             `"${name}" is not a Pub/Sub name (a letter, then 2-254 of letters, digits, - _ . ~ + %)`,
@@ -72,6 +74,11 @@ export const gcsCommands: CommandGroup = (program, wrap) => {
         const project = given ?? ctx.env.GOOGLE_CLOUD_PROJECT ?? ctx.env.PUBSUB_PROJECT_ID;
         if (!project)
           throw CliError.usage('which project? pass --project PROJECT_ID (or set GOOGLE_CLOUD_PROJECT)');
+        // Half on emulators would make real topics for a bucket that is not real, or the reverse.
+        if (!ctx.env.STORAGE_EMULATOR_HOST !== !ctx.env.PUBSUB_EMULATOR_HOST)
+          throw CliError.usage(
+            `${ctx.env.STORAGE_EMULATOR_HOST ? 'STORAGE_EMULATOR_HOST' : 'PUBSUB_EMULATOR_HOST'} is set but ${ctx.env.STORAGE_EMULATOR_HOST ? 'PUBSUB_EMULATOR_HOST' : 'STORAGE_EMULATOR_HOST'} is not: set both (the emulators, as npm start prints them) or neither (Google Cloud)`,
+          );
         ctx.io.stderr(`setting up notifications of gs://${bucket} for job ${job}...\n`);
         const [{ Storage }, { PubSub }] = await Promise.all([
           import('@google-cloud/storage'),
@@ -95,17 +102,21 @@ export const gcsCommands: CommandGroup = (program, wrap) => {
               ...(wake ? { wake } : {}),
             },
             { storage, pubsub },
-            ctx.env,
+            { env: ctx.env, onWait: (message) => ctx.io.stderr(`${message}\n`) },
           );
           printResult(ctx.io, setup, ctx.globals.output);
           ctx.io.stderr(
             `${setup.created.length ? `created: ${setup.created.join(', ')}` : 'everything was set up already'}\nadd to the job's gcs input (fingerprinting: true is needed too):\n  notifications:\n    subscription: ${setup.subscription}\n${setup.wakeSubscription ? `each notification also wakes job ${job} on the cloud worker (through ${setup.wakeSubscription})\n` : ''}`,
           );
         } catch (err) {
-          if (err instanceof NotifySetupError) throw new CliError(err.message);
-          const e = err as { code?: unknown; message?: string };
-          throw new CliError(`could not set up notifications: ${e.message ?? String(err)}`, 1, [
-            'check that Application Default Credentials are set (gcloud auth application-default login) and may manage Pub/Sub and the bucket',
+          if (!(err instanceof NotifySetupError)) throw err;
+          throw new CliError(`could not set up notifications: ${err.message}`, 1, [
+            ...(err.created.length
+              ? [
+                  `made before it stopped: ${err.created.join(', ')} (kept: running the command again goes on from there)`,
+                ]
+              : []),
+            nextStep(err.cause, project),
           ]);
         } finally {
           await pubsub.close().catch(() => {});
@@ -113,6 +124,16 @@ export const gcsCommands: CommandGroup = (program, wrap) => {
       }),
     );
 };
+
+/** What to do about the error that stopped the set-up. */
+function nextStep(cause: unknown, project: string): string {
+  const { code, message = '' } = (cause ?? {}) as { code?: unknown; message?: string };
+  if (/default credentials|Could not load the default credentials|invalid_grant|reauth/i.test(message))
+    return 'set Application Default Credentials (gcloud auth application-default login) and run the command again';
+  if (code === 403 || code === 7)
+    return `your account needs to manage Pub/Sub in project ${project} (roles/pubsub.admin) and the bucket's notifications (roles/storage.admin on the bucket)`;
+  return 'fix what the message says and run the command again';
+}
 
 /** The wake options, checked together: all or none of URL and tenant. */
 function wakeRequest(

@@ -99,6 +99,56 @@ describe('storage emulator notifications', () => {
     expect((await bucket.getNotifications())[0]).toEqual([]);
   });
 
+  it('refuses, as Cloud Storage does, a topic that does not exist and fields of the wrong type; takes any project ID the Pub/Sub emulator takes', async () => {
+    const [bucket] = await storage.createBucket(`typed-${randomUUID().slice(0, 8)}`);
+    const configs = `${emulator.url}/storage/v1/b/${bucket.name}/notificationConfigs`;
+    const post = (body: unknown) =>
+      fetch(configs, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const missing = await post({ topic: `//pubsub.googleapis.com/projects/${PROJECT}/topics/never-made` });
+    expect(missing.status).toBe(400);
+    expect((await missing.json()).error.message).toContain('never-made');
+
+    const name = `typed-${randomUUID().slice(0, 8)}`;
+    await pubsub.createTopic(name);
+    const topic = `//pubsub.googleapis.com/projects/${PROJECT}/topics/${name}`;
+    for (const [body, says] of [
+      [{ topic, event_types: 'OBJECT_FINALIZE' }, 'event_types'],
+      [{ topic, event_types: ['OBJECT_CREATE'] }, 'event_types'],
+      [{ topic, custom_attributes: { n: 5 } }, 'custom_attributes'],
+      [{ topic, payload_format: 'XML' }, 'payload_format'],
+    ] as const) {
+      const refused = await post(body);
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+      expect((await refused.json()).error.message).toContain(says);
+    }
+    expect((await bucket.getNotifications())[0]).toEqual([]);
+
+    // A short project ID (the Pub/Sub emulator takes any): the config is made and delivers.
+    const short = new PubSub({ projectId: 'demo' });
+    const [shortTopic] = await short.createTopic(name);
+    const [made] = await bucket.createNotification(`projects/demo/topics/${name}`);
+    expect(made.id).toBeTruthy();
+    await shortTopic.delete();
+    await short.close();
+  });
+
+  it("names the service agent of a bucket's project, as projects.serviceAccount.get does", async () => {
+    const owner = new Storage({ apiEndpoint: emulator.url, projectId: 'demo-bucket-owner' });
+    const [bucket] = await owner.createBucket(`owned-${randomUUID().slice(0, 8)}`);
+    const [meta] = await bucket.getMetadata();
+    expect(meta.projectNumber).toMatch(/^\d{12}$/);
+    const [agent] = await owner.getServiceAccount();
+    expect(agent.emailAddress).toBe(
+      `service-${meta.projectNumber}@gs-project-accounts.iam.gserviceaccount.com`,
+    );
+    const [other] = await storage.getServiceAccount();
+    expect(other.emailAddress).not.toBe(agent.emailAddress);
+  });
+
   it('refuses a config without a proper topic', async () => {
     const [bucket] = await storage.createBucket('notified-bad');
     await expect(bucket.createNotification('//pubsub.googleapis.com/not-a-topic')).rejects.toMatchObject({

@@ -8,12 +8,17 @@
  * (PUBSUB_EMULATOR_HOST) through the official client, so a subscriber cannot tell them
  * from Google's.
  *
+ * As Cloud Storage does, a config is refused when its topic does not exist (checked in the
+ * Pub/Sub emulator): a config that loses every message would only be found out later.
  * Configs live in memory: a restart of the emulator forgets them, as it would a bucket of
  * an in-memory store.
  *
  * @example
  *   await bucket.createNotification('projects/demo/topics/uploads', { payloadFormat: 'JSON_API_V1' });
  */
+import { z } from 'zod';
+import { serviceAgentOf } from './projects.ts';
+
 export const EVENT_TYPES = [
   'OBJECT_FINALIZE',
   'OBJECT_METADATA_UPDATE',
@@ -34,6 +39,8 @@ interface NotificationConfig {
 }
 
 export type Publish = (topic: string, data: Buffer, attributes: Record<string, string>) => Promise<void>;
+/** Whether `projects/{project}/topics/{topic}` exists. */
+export type TopicExists = (topic: string) => Promise<boolean>;
 
 /** What changed: the object resource (as the JSON API gives it) and the generation it replaced or was replaced by. */
 export interface ObjectChange {
@@ -44,8 +51,26 @@ export interface ObjectChange {
   overwrittenByGeneration?: string;
 }
 
+/**
+ * A topic as the API takes it. Any project ID the Pub/Sub emulator takes (`demo`, too);
+ * topic names as Pub/Sub allows them.
+ */
 const TOPIC =
-  /^(?:\/\/pubsub\.googleapis\.com\/)?(projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/topics\/[A-Za-z][A-Za-z0-9._~%+-]{2,254})$/;
+  /^(?:\/\/pubsub\.googleapis\.com\/)?(projects\/[A-Za-z0-9][A-Za-z0-9.:_-]*\/topics\/[A-Za-z][A-Za-z0-9._~%+-]{2,254})$/;
+
+/** A config as `notificationConfigs.insert` takes it (the fields the API defines, typed). */
+const ConfigRequest = z.object({
+  topic: z
+    .string({ error: 'topic is required' })
+    .regex(
+      TOPIC,
+      'topic must be //pubsub.googleapis.com/projects/{project}/topics/{topic}, the topic a letter then 2-254 letters, digits or - _ . ~ + %',
+    ),
+  payload_format: z.enum(['JSON_API_V1', 'NONE']).default('JSON_API_V1'),
+  event_types: z.array(z.enum(EVENT_TYPES)).optional(),
+  object_name_prefix: z.string().optional(),
+  custom_attributes: z.record(z.string(), z.string()).optional(),
+});
 
 export class NotificationError extends Error {
   constructor(
@@ -64,31 +89,40 @@ export class Notifications {
     private readonly publish: Publish = publishToEmulator,
     private readonly onError: (err: unknown) => void = (err) =>
       console.warn(`storage emulator: a notification was not published: ${(err as Error).message}`),
+    private readonly topicExists: TopicExists = topicInEmulator,
   ) {}
 
-  create(bucket: string, body: Record<string, unknown>, base: string): Record<string, unknown> {
-    const topic = TOPIC.exec(String(body.topic ?? ''))?.[1];
-    if (!topic)
+  /** `projectNumber`: the bucket's, whose service agent would publish (named in the refusal). */
+  async create(
+    bucket: string,
+    projectNumber: string,
+    body: unknown,
+    base: string,
+  ): Promise<Record<string, unknown>> {
+    const parsed = ConfigRequest.safeParse(body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const field = issue.path.join('.');
       throw new NotificationError(
         400,
-        'topic must be //pubsub.googleapis.com/projects/{project}/topics/{topic}',
+        field && field !== 'topic' ? `${field}: ${issue.message}` : issue.message,
       );
-    const payloadFormat = body.payload_format ?? 'JSON_API_V1';
-    if (payloadFormat !== 'JSON_API_V1' && payloadFormat !== 'NONE')
-      throw new NotificationError(400, 'payload_format must be JSON_API_V1 or NONE');
-    const eventTypes = body.event_types as unknown[] | undefined;
-    if (eventTypes && !eventTypes.every((t) => (EVENT_TYPES as readonly unknown[]).includes(t)))
-      throw new NotificationError(400, `event_types must be among ${EVENT_TYPES.join(', ')}`);
+    }
+    const request = parsed.data;
+    const topic = TOPIC.exec(request.topic)![1]!;
+    if (!(await this.topicExists(topic)))
+      throw new NotificationError(
+        400,
+        `Cloud Pub/Sub topic '//pubsub.googleapis.com/${topic}' not found, or user '${serviceAgentOf(projectNumber)}' does not have permission to it.`,
+      );
     const config: NotificationConfig = {
       id: String(this.nextId++),
       bucket,
       topic,
-      payloadFormat,
-      ...(eventTypes?.length ? { eventTypes: eventTypes as NotificationEventType[] } : {}),
-      ...(typeof body.object_name_prefix === 'string' ? { objectNamePrefix: body.object_name_prefix } : {}),
-      ...(body.custom_attributes
-        ? { customAttributes: body.custom_attributes as Record<string, string> }
-        : {}),
+      payloadFormat: request.payload_format,
+      ...(request.event_types?.length ? { eventTypes: request.event_types } : {}),
+      ...(request.object_name_prefix !== undefined ? { objectNamePrefix: request.object_name_prefix } : {}),
+      ...(request.custom_attributes ? { customAttributes: request.custom_attributes } : {}),
     };
     this.configs.set(key(bucket, config.id), config);
     return resource(config, base);
@@ -168,6 +202,13 @@ function resource(config: NotificationConfig, base: string): Record<string, unkn
 
 let client: Promise<import('@google-cloud/pubsub').PubSub> | undefined;
 
+function emulatorClient(topic: string): Promise<import('@google-cloud/pubsub').PubSub> {
+  client ??= import('@google-cloud/pubsub').then(
+    ({ PubSub }) => new PubSub({ projectId: topic.split('/')[1] }),
+  );
+  return client;
+}
+
 /** Publishes through the official client to PUBSUB_EMULATOR_HOST; without one, notifications go nowhere. */
 async function publishToEmulator(
   topic: string,
@@ -175,8 +216,12 @@ async function publishToEmulator(
   attributes: Record<string, string>,
 ): Promise<void> {
   if (!process.env.PUBSUB_EMULATOR_HOST) return;
-  client ??= import('@google-cloud/pubsub').then(
-    ({ PubSub }) => new PubSub({ projectId: topic.split('/')[1] }),
-  );
-  await (await client).topic(topic).publishMessage({ data, attributes });
+  await (await emulatorClient(topic)).topic(topic).publishMessage({ data, attributes });
+}
+
+/** Asks the Pub/Sub emulator; without one there is nothing to ask, and any topic will do. */
+async function topicInEmulator(topic: string): Promise<boolean> {
+  if (!process.env.PUBSUB_EMULATOR_HOST) return true;
+  const [exists] = await (await emulatorClient(topic)).topic(topic).exists();
+  return exists;
 }

@@ -13,6 +13,7 @@ import { listNames } from './list.ts';
 import { bucketNameProblem, objectNameProblem, UnsafeNameError } from './names.ts';
 import { NotificationError, Notifications, type ObjectChange } from './notifications.ts';
 import { applyFields, parseFields } from './partial-response.ts';
+import { projectNumberOf, serviceAgentOf } from './projects.ts';
 import { bucketResource, errorBody, etagOf, objectResource } from './resources.ts';
 import type { ObjectMeta, ObjectStore, WritableMeta } from './store.ts';
 
@@ -61,7 +62,16 @@ export function createHandler(
   ): Promise<void> {
     if (!store.getBucket(route.bucket)) throw new HttpError(404, 'The specified bucket does not exist.');
     if (!route.id && req.method === 'POST')
-      return sendJson(res, 200, notifications.create(route.bucket, await readJson(req), base));
+      return sendJson(
+        res,
+        200,
+        await notifications.create(
+          route.bucket,
+          store.getBucket(route.bucket)!.projectNumber ?? '0',
+          await readJson(req),
+          base,
+        ),
+      );
     if (!route.id && req.method === 'GET') return sendJson(res, 200, notifications.list(route.bucket, base));
     if (route.id && req.method === 'GET')
       return sendJson(res, 200, notifications.get(route.bucket, route.id, base));
@@ -124,7 +134,8 @@ export function createHandler(
         const body = (await readJson(req)) as { name?: string };
         if (!body.name || !BUCKET_NAME.test(body.name))
           throw new HttpError(400, `Invalid bucket name: '${body.name ?? ''}'`);
-        const created = await store.createBucket(body.name);
+        const project = url.searchParams.get('project');
+        const created = await store.createBucket(body.name, project ? projectNumberOf(project) : undefined);
         if (!created)
           throw new HttpError(
             409,
@@ -158,6 +169,11 @@ export function createHandler(
     }
     if (route.kind === 'compose' && method === 'POST') return await compose(req, res, route, base);
     if (route.kind === 'notifications') return await notificationConfigs(req, res, route, base);
+    if (route.kind === 'service-account' && method === 'GET')
+      return sendJson(res, 200, {
+        kind: 'storage#serviceAccount',
+        email_address: serviceAgentOf(projectNumberOf(route.project)),
+      });
     if (route.kind === 'object' || route.kind === 'download') {
       const bucket = await store.bucket(route.bucket);
       if (!bucket) throw new HttpError(404, 'The specified bucket does not exist.');
@@ -444,6 +460,7 @@ type Route =
   | { kind: 'layout'; bucket: string }
   | { kind: 'compose'; bucket: string; object: string }
   | { kind: 'notifications'; bucket: string; id?: string }
+  | { kind: 'service-account'; project: string }
   | ObjectRoute
   | { kind: 'unknown' };
 
@@ -463,6 +480,10 @@ function parseRoute(pathname: string): Route {
   } catch {
     throw new HttpError(400, 'The path is not valid percent-encoded UTF-8.');
   }
+  // `projects.serviceAccount.get`: who publishes a bucket's notifications. Also without
+  // `/storage/v1`: the Node client drops it when STORAGE_EMULATOR_HOST is set.
+  if (kind === 'api' && seg[0] === 'projects' && seg[2] === 'serviceAccount' && seg.length === 3)
+    return { kind: 'service-account', project: seg[1]! };
   if (seg[0] !== 'b') {
     // XML-API style `/<bucket>/<object...>` (public URLs, some client download paths).
     if (raw.length >= 2 && raw[0])

@@ -35,6 +35,8 @@ export interface BucketMeta {
   timeCreated: string;
   updated: string;
   metageneration: number;
+  /** The project it was made in (`?project=` of the insert), by number. */
+  projectNumber?: string;
 }
 
 interface BucketState {
@@ -101,11 +103,17 @@ export class ObjectStore {
     return this.buckets.get(name)?.meta;
   }
 
-  async createBucket(name: string): Promise<BucketMeta | undefined> {
+  async createBucket(name: string, projectNumber?: string): Promise<BucketMeta | undefined> {
     if (this.getBucket(name)) return undefined;
     const now = new Date().toISOString();
     const state: BucketState = {
-      meta: { name, timeCreated: now, updated: now, metageneration: 1 },
+      meta: {
+        name,
+        timeCreated: now,
+        updated: now,
+        metageneration: 1,
+        ...(projectNumber ? { projectNumber } : {}),
+      },
       names: [],
       objects: new Map(),
       data: new Map(),

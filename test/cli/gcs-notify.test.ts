@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { type Message, PubSub } from '@google-cloud/pubsub';
 import { Storage } from '@google-cloud/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withPublisher } from '../../cli/gcs-notify.ts';
 import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
 import { runCli } from '../helpers/cli.ts';
 
@@ -27,7 +28,9 @@ afterAll(async () => {
 });
 
 const notify = (args: string[]) =>
-  runCli(['gcs', 'notify', ...args, '--project', PROJECT], { env: { STORAGE_EMULATOR_HOST: emulator.url } });
+  runCli(['gcs', 'notify', ...args, '--project', PROJECT], {
+    env: { STORAGE_EMULATOR_HOST: emulator.url, PUBSUB_EMULATOR_HOST: process.env.PUBSUB_EMULATOR_HOST },
+  });
 
 /** The first message on `subscription` (acknowledged). */
 function firstMessage(subscription: string): Promise<Message> {
@@ -45,13 +48,15 @@ describe('sluice gcs notify', () => {
     const bucket = `landing-${randomUUID().slice(0, 8)}`;
     await storage.createBucket(bucket);
     const first = await notify([bucket, '--job', 'orders', '-o', 'json']);
-    expect(first.stderr).toContain('subscription: projects/demo-notify-cli/subscriptions/sluice-gcs-orders');
+    expect(first.stderr).toContain(
+      `subscription: projects/demo-notify-cli/subscriptions/sluice-gcs-${bucket}-orders`,
+    );
     expect(first.code).toBe(0);
     const setup = JSON.parse(first.stdout);
     expect(setup).toMatchObject({
       bucket,
-      topic: `projects/${PROJECT}/topics/sluice-gcs-orders`,
-      subscription: `projects/${PROJECT}/subscriptions/sluice-gcs-orders`,
+      topic: `projects/${PROJECT}/topics/sluice-gcs-${bucket}-orders`,
+      subscription: `projects/${PROJECT}/subscriptions/sluice-gcs-${bucket}-orders`,
       created: ['topic', 'subscription', 'notification config'],
     });
 
@@ -80,8 +85,8 @@ describe('sluice gcs notify', () => {
     const missing = await notify([`missing-${randomUUID().slice(0, 8)}`, '--job', 'nothing-made']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('does not exist');
-    const [exists] = await pubsub.topic('sluice-gcs-nothing-made').exists();
-    expect(exists).toBe(false);
+    const topics = (await pubsub.getTopics())[0].map((t) => t.name);
+    expect(topics.filter((t) => t.endsWith('-nothing-made'))).toEqual([]);
 
     const noJob = await notify(['some-bucket']);
     expect(noJob.code).toBe(2);
@@ -107,7 +112,7 @@ describe('sluice gcs notify', () => {
       expect(bad.code, args.join(' ')).toBe(2);
       expect(bad.stderr, args.join(' ')).toContain(says);
     }
-    expect((await pubsub.topic('sluice-gcs-wake-bad').exists())[0]).toBe(false);
+    expect((await pubsub.topic(`sluice-gcs-${bucket}-wake-bad`).exists())[0]).toBe(false);
     expect((await storage.bucket(bucket).getNotifications())[0]).toEqual([]);
   });
 
@@ -130,13 +135,98 @@ describe('sluice gcs notify', () => {
     expect(made.code, made.stderr).toBe(0);
     const setup = JSON.parse(made.stdout);
     expect(setup).toMatchObject({
-      wakeSubscription: `projects/${PROJECT}/subscriptions/sluice-gcs-woken-wake`,
+      wakeSubscription: `projects/${PROJECT}/subscriptions/sluice-gcs-${bucket}-woken-wake`,
       created: ['topic', 'subscription', 'notification config', 'wake subscription'],
     });
     expect(made.stderr).toContain('also wakes job woken on the cloud worker');
     const [metadata] = await pubsub.subscription(setup.wakeSubscription).getMetadata();
     expect(metadata.pushConfig?.pushEndpoint).toBe('https://runner-abc.a.run.app/wake?tenant=acme&job=woken');
     expect(metadata.pushConfig?.oidcToken?.serviceAccountEmail).toBe('push@p.iam.gserviceaccount.com');
+    // Made for the runner, as terraform makes its pushes' tokens: Cloud Run checks the audience.
+    expect(metadata.pushConfig?.oidcToken?.audience).toBe('https://runner-abc.a.run.app');
     expect(metadata.topic).toBe(setup.topic);
+  });
+
+  it("grants the service agent of the bucket's project, not the topic's", async () => {
+    const owner = new Storage({ apiEndpoint: emulator.url, projectId: 'demo-bucket-owner' });
+    const bucket = `owned-${randomUUID().slice(0, 8)}`;
+    await owner.createBucket(bucket);
+    const made = await notify([bucket, '--job', 'orders', '-o', 'json']);
+    expect(made.code, made.stderr).toBe(0);
+    const [bucketMeta] = await owner.bucket(bucket).getMetadata();
+    const [topicProjectAgent] = await storage.getServiceAccount();
+    expect(JSON.parse(made.stdout).serviceAgent).toBe(
+      `service-${bucketMeta.projectNumber}@gs-project-accounts.iam.gserviceaccount.com`,
+    );
+    expect(JSON.parse(made.stdout).serviceAgent).not.toBe(topicProjectAgent.emailAddress);
+  });
+
+  it('refuses what exists and would not deliver (or would deliver twice), says how to clear it, and makes nothing', async () => {
+    const bucket = `clash-${randomUUID().slice(0, 8)}`;
+    await storage.createBucket(bucket);
+    const madeNames = async () =>
+      (await pubsub.getTopics())[0].map((t) => t.name).filter((n) => n.includes(bucket));
+    const madeSubscriptions = async () =>
+      (await pubsub.getSubscriptions())[0].map((sub) => sub.name).filter((n) => n.includes(bucket));
+
+    // Another config of the bucket on the job's topic, for deletes only.
+    const [deletesTopic] = await pubsub.createTopic(`sluice-gcs-${bucket}-deletes`);
+    const [deletes] = await storage
+      .bucket(bucket)
+      .createNotification(deletesTopic.name, { eventTypes: ['OBJECT_DELETE'] });
+    const clash = await notify([bucket, '--job', 'deletes']);
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toContain(`notification config ${deletes.id}`);
+    expect(clash.stderr).toContain(
+      `gcloud storage buckets notifications delete projects/_/buckets/${bucket}/notificationConfigs/${deletes.id}`,
+    );
+    expect(await madeSubscriptions()).toEqual([]);
+
+    // The job's subscription name taken by a subscription of another topic.
+    const [unrelated] = await pubsub.createTopic(`unrelated-${bucket}`);
+    await unrelated.createSubscription(`sluice-gcs-${bucket}-taken`);
+    const taken = await notify([bucket, '--job', 'taken']);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toContain(`receives topic ${unrelated.name}`);
+    expect(taken.stderr).toContain('gcloud pubsub subscriptions delete');
+    expect((await madeNames()).sort()).toEqual([deletesTopic.name, unrelated.name].sort());
+
+    // Set up, then asked again with a prefix: a second config on the topic would announce
+    // each object under the prefix twice.
+    expect((await notify([bucket, '--job', 'orders'])).code).toBe(0);
+    const before = (await storage.bucket(bucket).getNotifications())[0].length;
+    const narrowed = await notify([bucket, '--job', 'orders', '--prefix', 'in/']);
+    expect(narrowed.code).toBe(1);
+    expect(narrowed.stderr).toContain('already sends OBJECT_FINALIZE');
+    expect((await storage.bucket(bucket).getNotifications())[0]).toHaveLength(before);
+  });
+
+  it('refuses to set up half on emulators', async () => {
+    const half = await runCli(['gcs', 'notify', 'some-bucket', '--job', 'j', '--project', PROJECT], {
+      env: { STORAGE_EMULATOR_HOST: emulator.url },
+    });
+    expect(half.code).toBe(2);
+    expect(half.stderr).toContain('STORAGE_EMULATOR_HOST is set but PUBSUB_EMULATOR_HOST is not');
+  });
+});
+
+describe('the publisher grant', () => {
+  const agent = 'serviceAccount:service-1@gs-project-accounts.iam.gserviceaccount.com';
+  it('is added to the unconditional binding, once, and never to a conditional one', () => {
+    const conditional = {
+      role: 'roles/pubsub.publisher',
+      members: ['user:a@example.com'],
+      condition: { title: 'weekdays', expression: 'request.time.getDayOfWeek() < 5' },
+    };
+    const granted = withPublisher({ bindings: [conditional] }, agent)!;
+    expect(granted.bindings).toEqual([conditional, { role: 'roles/pubsub.publisher', members: [agent] }]);
+    expect(withPublisher(granted, agent)).toBeUndefined();
+    const joined = withPublisher(
+      { bindings: [{ role: 'roles/pubsub.publisher', members: ['user:b@example.com'] }] },
+      agent,
+    )!;
+    expect(joined.bindings).toEqual([
+      { role: 'roles/pubsub.publisher', members: ['user:b@example.com', agent] },
+    ]);
   });
 });
