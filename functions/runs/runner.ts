@@ -56,6 +56,7 @@ import { requestHorizonMs, requestRuns } from './dispatch.ts';
 import { publishRunRequests } from './run-channel.ts';
 import { endPart, partsOwner, RunParts } from './shards.ts';
 import { type RunSlot, takeRunSlot } from './tenant-slots.ts';
+import { releaseJob } from './wake.ts';
 
 export interface RunnerContext {
   /** Names this runner (process or function instance) in leases and slots. */
@@ -158,10 +159,12 @@ export async function handleRunRequest(
         async runStarting() {
           await recordCloudState(db, tenant, { job, state: 'running' });
         },
-        leaseAfterRun: () =>
-          parts && parts.count > 0
-            ? { owner: parts.leaseOwner, untilMs: Date.now() + requestHorizonMs(deps) }
-            : undefined,
+        leaseAfterRun: () => {
+          if (parts && parts.count > 0)
+            return { owner: parts.leaseOwner, untilMs: Date.now() + requestHorizonMs(deps) };
+          // The run keeps the job until it has recorded what it leaves (afterRun, releaseJob).
+          return part ? undefined : { owner: run, untilMs: Date.now() + leaseMs };
+        },
         report(_job, report) {
           if (part && report.type === 'job-run-started') return;
           if (report.type === 'job-run-ended' && (part || (parts?.count ?? 0) > 0)) {
@@ -187,17 +190,24 @@ export async function handleRunRequest(
     const state = stateAfter(result, rendered.runsOnce);
     if (state) await recordCloudState(db, tenant, state);
     // A run read in parts is looked at again when its last part ends (endRunPart).
-    return await afterRun(deps, request, version, result, (parts?.count ?? 0) > 0);
+    return await afterRun(deps, request, { version, owner: run }, result, (parts?.count ?? 0) > 0);
+  } catch (err) {
+    // The job is not held until its lease lapses: the request comes again and runs it.
+    await releaseLease(db, leasePath(tenant, job), run).catch(() => {});
+    throw err;
   } finally {
     await freeSlot();
   }
 }
 
-/** Records what a run leaves (its next due time, or its rest requested) and answers Pub/Sub. */
+/**
+ * Records what a run leaves (its next due time, or its rest requested), gives the job's
+ * lease back (`owner`'s, kept since the run ended) and answers Pub/Sub.
+ */
 async function afterRun(
   deps: AppDeps,
   { tenant, job }: RunRequest,
-  version: number,
+  { version, owner }: { version: number; owner: string },
   result: JobTickResult,
   sharded: boolean,
 ): Promise<RunAnswer> {
@@ -210,14 +220,20 @@ async function afterRun(
       return { ack: true, ...answer };
     case 'stopped-at-budget':
     case 'stopped-at-deadline':
+      // Free before its rest is requested, or the rest would find the job leased.
+      await releaseLease(db, leasePath(tenant, job), owner);
       await requestRuns(deps, [{ tenant, job, version }], 'continue');
       return { ack: true, ...answer };
     case 'failed':
       // Pub/Sub delivers it again; the job's schedule goes on meanwhile.
-      await recordNextDue(db, tenant, job, version, result.nextDueMs ?? Date.now() + requestHorizonMs(deps));
+      await releaseJob(deps, { tenant, job }, owner, {
+        version,
+        nextDueMs: result.nextDueMs ?? Date.now() + requestHorizonMs(deps),
+      });
       return { ack: false, ...answer };
     default:
-      if (!sharded) await recordNextDue(db, tenant, job, version, result.nextDueMs);
+      // A run read in parts handed the lease to its parts (endRunPart).
+      if (!sharded) await releaseJob(deps, { tenant, job }, owner, { version, nextDueMs: result.nextDueMs });
       return { ack: true, ...answer };
   }
 }
@@ -296,8 +312,7 @@ async function endRunPart(
   const totals = await endPart(db, request.tenant, request.job, runId, part, counts);
   if (!totals) return;
   // The job is free again before anyone reads that its run ended.
-  await releaseLease(db, leasePath(request.tenant, request.job), partsOwner(runId));
-  await recordNextDue(db, request.tenant, request.job, undefined, undefined);
+  await releaseJob(deps, request, partsOwner(runId), { nextDueMs: undefined });
   await appendEvent(db, request.tenant, {
     type: 'job-run-ended',
     source: 'job',

@@ -4,11 +4,16 @@
  * like the tick does (dispatch.ts `requestRuns`, reason `notified`), so the run waits for
  * its tenant's slot and takes the job's lease as any other.
  *
+ * The job's lease and its next due time are read together, and a run's runner changes them
+ * together (`releaseJob`): a free job showing a run requested has a run still to start.
+ *
  * @example
  *   const { ack } = await handleNotificationWake(deps, { tenant: 'acme', job: 'orders' });
  */
+import type { Firestore } from '@google-cloud/firestore';
 import { wokenByNotifications } from '../../shared/job/cloud-worker-rules.ts';
 import { decideWake, type WakeDecision, type WakeTarget, wakeAcknowledged } from '../../shared/runs/wake.ts';
+import { changeDocument } from '../adapters/conditional-write.ts';
 import { leasePath } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { type Deployment, type JobRecord, jobsCollection } from '../jobs/store.ts';
@@ -21,17 +26,12 @@ export async function handleNotificationWake(
   nowMs = Date.now(),
 ): Promise<{ ack: boolean; decision: WakeDecision }> {
   const db = await deps.clients.firestore();
-  const [doc, lease] = await Promise.all([
-    jobsCollection(db, tenant).doc(job).get(),
-    db.doc(leasePath(tenant, job)).get(),
-  ]);
-  const record = doc.data() as JobRecord | undefined;
+  const { record, lease } = await readJobAndLease(db, tenant, job);
   const deployment = record?.deployments?.[CLOUD_WORKER] as Deployment | undefined;
-  const staged = record?.staged?.definition_json;
   const decision = decideWake(
     {
       deployed: deployment !== undefined,
-      woken: staged !== undefined && wokenByNotifications(JSON.parse(staged) as { input?: unknown }),
+      woken: isWoken(record),
       ...(deployment?.next_due_ms !== undefined ? { nextDueMs: deployment.next_due_ms } : {}),
       ...(lease.exists ? { leaseExpiresMs: lease.get('expires_at_ms') as number } : {}),
     },
@@ -40,4 +40,66 @@ export async function handleNotificationWake(
   if (decision === 'request' && deployment)
     await requestRuns(deps, [{ tenant, job, version: deployment.version }], 'notified', nowMs);
   return { ack: wakeAcknowledged(decision), decision };
+}
+
+/**
+ * What a run's runner does last with the job's lease (`owner`'s): gives it back and records
+ * when the job is due next (recordNextDue's rules: only onto `version` when given; undefined
+ * removes it) in one write. Two writes would leave a moment when a wake finds the job free
+ * and still showing the request of the run that has just ended, acknowledges, and nothing
+ * reads the notification. A lease that lapsed before this left that moment open: a job
+ * woken by notifications then has a run requested.
+ */
+export async function releaseJob(
+  deps: AppDeps,
+  { tenant, job }: WakeTarget,
+  owner: string,
+  next: { version?: number | undefined; nextDueMs: number | null | undefined },
+): Promise<void> {
+  const db = await deps.clients.firestore();
+  const { FieldPath, FieldValue } = await import('@google-cloud/firestore');
+  const ref = jobsCollection(db, tenant).doc(job);
+  const leaseRef = db.doc(leasePath(tenant, job));
+  // Not a transaction: a runner killed inside one would lock the job (conditional-write.ts).
+  const rerun = await changeDocument(ref, async (snapshot) => {
+    const lease = await leaseRef.get();
+    const ours = lease.exists && lease.get('owner') === owner;
+    const record = snapshot.data() as JobRecord | undefined;
+    const deployment = record?.deployments?.[CLOUD_WORKER];
+    const batch = db.batch();
+    if (ours) batch.delete(leaseRef, { lastUpdateTime: lease.updateTime! });
+    if (
+      deployment &&
+      (next.version === undefined || deployment.version === next.version) &&
+      deployment.next_due_ms !== next.nextDueMs
+    )
+      batch.update(
+        ref,
+        new FieldPath('deployments', CLOUD_WORKER, 'next_due_ms'),
+        next.nextDueMs === undefined ? FieldValue.delete() : next.nextDueMs,
+        { lastUpdateTime: snapshot.updateTime! },
+      );
+    await batch.commit();
+    const lapsed = ours && (lease.get('expires_at_ms') as number) <= Date.now();
+    return lapsed && deployment && isWoken(record) ? { version: deployment.version } : undefined;
+  });
+  if (rerun) await requestRuns(deps, [{ tenant, job, ...rerun }], 'notified');
+}
+
+/**
+ * The job and its lease as they stood at one moment. Two plain reads could see the job
+ * before its run's end and the lease after it. A read-only transaction takes no locks.
+ */
+async function readJobAndLease(db: Firestore, tenant: string, job: string) {
+  const [doc, lease] = await db.runTransaction(
+    (tx) => tx.getAll(jobsCollection(db, tenant).doc(job), db.doc(leasePath(tenant, job))),
+    { readOnly: true },
+  );
+  return { record: doc!.data() as JobRecord | undefined, lease: lease! };
+}
+
+/** Deployed from a staged definition whose `gcs` input notifications wake (cloud-worker-rules.ts). */
+function isWoken(record: JobRecord | undefined): boolean {
+  const staged = record?.staged?.definition_json;
+  return staged !== undefined && wokenByNotifications(JSON.parse(staged) as { input?: unknown });
 }

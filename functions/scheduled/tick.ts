@@ -85,7 +85,8 @@ export interface ScheduledDeps {
   leaseMs?: number;
   /**
    * Called when a run ends: the lease goes to this owner until then instead of being
-   * released (a run whose parts other runners still read keeps its job from running again).
+   * released (a run whose parts other runners still read keeps its job from running again;
+   * the `cloud` runner keeps it until it has recorded what the run leaves).
    */
   leaseAfterRun?(job: ScheduledJob): { owner: string; untilMs: number } | undefined;
   now?: () => number;

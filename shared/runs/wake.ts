@@ -9,6 +9,8 @@
  * A notification that comes while the job runs is not dropped: that run may already have
  * read its last message, so the push is answered "again later" and Pub/Sub brings it back
  * with back-off, when the run has ended (the run then finds the message read, or reads it).
+ * The run's runner holds the job until it has recorded what the run leaves, and frees it in
+ * the same write: a job seen free with a run requested has that run still to start.
  *
  * @example
  *   decideWake({ deployed: true, woken: true, nextDueMs: null, leaseExpiresMs: undefined }, Date.now()); // 'request'
@@ -30,6 +32,7 @@ export const WakeTargetSchema = z
 
 export type WakeTarget = z.infer<typeof WakeTargetSchema>;
 
+/** The job as it stood at one moment: its deployment and lease read together. */
 export interface WakeState {
   /** Deployed to the `cloud` worker. */
   deployed: boolean;
@@ -44,7 +47,8 @@ export interface WakeState {
 /**
  * - `request`: request a run now (acknowledge);
  * - `requested`: a requested run has not started yet, and will read this (acknowledge);
- * - `running`: a run may have read its last message already (bring it back later);
+ * - `running`: a run may have read its last message already, or has ended and not yet
+ *   recorded it (bring it back later);
  * - `not-woken`: not a job notifications wake (acknowledge, nothing to do).
  */
 export type WakeDecision = 'request' | 'requested' | 'running' | 'not-woken';
