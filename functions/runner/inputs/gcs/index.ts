@@ -42,6 +42,7 @@ import { prefetch } from './prefetch.ts';
 import { preprocess } from './preprocess.ts';
 import { httpStatus, isTransient, type RetryPolicy, withRetry } from './retry.ts';
 import { countSkip, newRunStats, type RunStats } from './stats.ts';
+import { objectTimestamp } from './timestamp.ts';
 
 export { planGcsInput } from './config.ts';
 
@@ -82,8 +83,15 @@ const NOTIFIED_CONCURRENCY = 16;
 /** Longest a notified object's events wait for delivery after it was read. */
 const FLUSH_SOON_MS = 100;
 
-/** Object versions remembered as taken in a run, so a notification that comes twice is read once. */
+/** Object versions remembered as read in a run, so a notification that comes twice is read once. */
 const RECENT_KEYS = 100_000;
+
+/**
+ * A notified object that failed is offered again (nack) after this long, not at once: a
+ * let-go message comes straight back, and an object that fails each time would keep the
+ * run busy failing. A run that ends sooner lets it go as it closes.
+ */
+const RETRY_FAILED_AFTER_MS = 30_000;
 
 /** `job-errors` reports per object before the rest are only counted. */
 const PROBLEMS_REPORTED_PER_OBJECT = 10;
@@ -202,16 +210,19 @@ export async function runGcsInput(
         reportError(meta.name, 'more-problems', { unreported: problems - PROBLEMS_REPORTED_PER_OBJECT });
       }
       tracker.finish(object);
+      // Its events may complete a batch only now (ordered: after its turn came).
+      if (streaming) flushSoon();
     };
     const fail = (err: unknown) => {
       tracker.fail(object);
+      if (streaming) flushSoon();
       // A notified version that is gone (overwritten or deleted since) has nothing to read.
       if (notices.has(meta) && httpStatus(err) === 404) {
         countSkip(stats, 'stale');
         settle(meta, 'ack');
         return;
       }
-      settle(meta, 'nack');
+      settle(meta, 'retry');
       stats.failed_objects++;
       reportError(meta.name, describeFailure(err), failureDetail(err));
     };
@@ -278,6 +289,7 @@ export async function runGcsInput(
         () => (failed ? fail(failed.err) : finish()),
         (err) => {
           turnFailure ??= { err };
+          stopNotifications.abort();
         },
       )
       .finally(() => turn.done());
@@ -289,16 +301,49 @@ export async function runGcsInput(
   let turnFailure: { err: unknown } | undefined;
 
   const filter = objectFilter(plan, { now, window: ctx.window });
-  const notices = new WeakMap<ObjectMeta, Notice>();
-  /** Acknowledges a notified object's message (or lets it come again); nothing for a listed one. */
-  const settle = (meta: ObjectMeta, how: 'ack' | 'nack') => {
-    const notice = notices.get(meta);
-    if (!notice) return;
-    notices.delete(meta);
-    if (how === 'ack') notice.ack();
-    else notice.nack();
+  /** Stamped at or after the end of the run's window: due in a later one. */
+  const afterWindow = (meta: ObjectMeta) => {
+    const time = ctx.window && objectTimestamp(meta, plan.timestamp);
+    return !!time && time.getTime() >= ctx.window!.end.getTime();
   };
+  const notices = new WeakMap<ObjectMeta, Notice>();
+  /** Object versions being read, with the notices that came for them again meanwhile. */
+  const reading = new Map<string, Notice[]>();
+  /** Object versions read (delivered and fingerprinted) in this run. */
   const recent = new Set<string>();
+  const retryTimers = new Set<NodeJS.Timeout>();
+  /**
+   * Done with an object version: its notices (the one it came by, any that came again while
+   * it was read) are acknowledged, or let go to come again (`retry`: after a while).
+   */
+  const settle = (meta: ObjectMeta, how: 'ack' | 'retry') => {
+    const own = notices.get(meta);
+    notices.delete(meta);
+    const key = fingerprintKey(meta);
+    const waiting = [...(own ? [own] : []), ...(reading.get(key) ?? [])];
+    reading.delete(key);
+    if (how === 'ack') {
+      if (plan.notifications) remember(key);
+      for (const notice of waiting) notice.ack();
+      return;
+    }
+    for (const notice of waiting) {
+      notice.hold();
+      const timer = setTimeout(() => {
+        retryTimers.delete(timer);
+        notice.nack();
+      }, RETRY_FAILED_AFTER_MS);
+      retryTimers.add(timer);
+    }
+  };
+  const remember = (key: string) => {
+    recent.add(key);
+    if (recent.size > RECENT_KEYS) recent.delete(recent.values().next().value!);
+  };
+  /** Ends the reading of notifications early: the output or an ordered turn failed. */
+  const stopNotifications = new AbortController();
+  /** Reading notifications: objects go on as soon as they are read. */
+  let streaming = false;
   const inOrder = plan.ordered ? new InOrder(ORDERED_AHEAD_EVENTS) : undefined;
   // Notified objects come one by one, usually small: more at once keeps up with uploads.
   const pool = new Pool(options.concurrency ?? (plan.notifications ? NOTIFIED_CONCURRENCY : 4));
@@ -330,7 +375,12 @@ export async function runGcsInput(
     const wanted: ObjectMeta[] = [];
     for (const meta of page) {
       const reason = notices.has(meta) && !isNamed(plan, meta) ? 'not-named' : filter(meta);
-      if (reason) {
+      if (reason && notices.has(meta) && reason === 'outside-window' && afterWindow(meta)) {
+        // Its window is not complete yet: a later run reads it, so its notice must stay.
+        countSkip(stats, 'not-due');
+        notices.get(meta)!.hold();
+        notices.delete(meta);
+      } else if (reason) {
         countSkip(stats, reason);
         settle(meta, 'ack');
       } else wanted.push(meta);
@@ -344,15 +394,20 @@ export async function runGcsInput(
         settle(meta, 'ack');
         continue;
       }
-      // A version listed and notified, or notified twice, is read once in a run.
+      // A version listed and notified, or notified twice, is read once in a run. A notice
+      // that comes while its version is being read waits for that read: acknowledged with
+      // it, or let go with it if it fails.
       const key = fingerprintKey(meta);
-      if (recent.has(key)) {
+      const again = reading.get(key);
+      if (recent.has(key) || again) {
         countSkip(stats, 'duplicate');
-        settle(meta, 'ack');
+        const notice = notices.get(meta);
+        notices.delete(meta);
+        if (!again) notice?.ack();
+        else if (notice) again.push(notice);
         continue;
       }
-      recent.add(key);
-      if (recent.size > RECENT_KEYS) recent.delete(recent.values().next().value!);
+      reading.set(key, []);
       taken.push(meta);
     }
     return taken;
@@ -368,6 +423,7 @@ export async function runGcsInput(
       flushTimer = undefined;
       tracker.flush().catch((err) => {
         flushFailure ??= err;
+        stopNotifications.abort();
       });
     }, FLUSH_SOON_MS);
   };
@@ -377,7 +433,8 @@ export async function runGcsInput(
    * of page N+1, reading the objects of page N. At most three pages of metadata are held at
    * once, however large the bucket.
    */
-  const readPages = async (pages: AsyncIterable<ObjectMeta[]>, streaming: boolean) => {
+  const readPages = async (pages: AsyncIterable<ObjectMeta[]>, streamingPages: boolean) => {
+    streaming = streamingPages;
     try {
       for await (const fresh of prefetch(mapPages(pages, freshOf), 1)) {
         if (flushFailure !== undefined) throw flushFailure;
@@ -395,10 +452,7 @@ export async function runGcsInput(
             ctx.signal.throwIfAborted();
             if (await sharder?.handOver(meta)) continue;
             const followed = index < fresh.length - 1;
-            await pool.run(async () => {
-              await readObject(meta, followed);
-              if (streaming) flushSoon();
-            });
+            await pool.run(() => readObject(meta, followed));
             if (turnFailure) throw turnFailure.err;
           }
         }
@@ -443,11 +497,15 @@ export async function runGcsInput(
     if (part) {
       await readPages(pagesOf(part), false);
     } else if (!notifications || backfill) {
+      const failedBefore = stats.failed_objects;
       await readPages(prefetch(candidatePages(plan, bucket, policy, now, ctx, stats, reportError), 1), false);
-      if (notifications) await ctx.watermarks.set(ctx.job, BACKFILL_WATERMARK, notifications.subscription);
+      // An object that failed to read has no notification to bring it back: the next run
+      // lists again (the objects read are skipped by fingerprint).
+      if (notifications && stats.failed_objects === failedBefore)
+        await ctx.watermarks.set(ctx.job, BACKFILL_WATERMARK, notifications.subscription);
     }
     if (notifications) {
-      const pages = notificationPages(plan, ctx.signal, {
+      const pages = notificationPages(plan, AbortSignal.any([ctx.signal, stopNotifications.signal]), {
         untilStopped: !plan.triggered && !options.notificationsEndWhenQuiet,
         ...(options.notificationIdleMs !== undefined ? { idleMs: options.notificationIdleMs } : {}),
       });
@@ -457,6 +515,8 @@ export async function runGcsInput(
     await pool.drain().catch(() => {});
     if (!ctx.signal.aborted) failure = err;
   }
+  // The subscription is closed: what waited to be let go comes again anyway.
+  for (const timer of retryTimers) clearTimeout(timer);
   await preparing;
   // A run that fails as a whole (the listing, the fingerprint store, the output) still
   // says why, with the HTTP status when there is one, and still ends with its counts.

@@ -8,8 +8,10 @@
  * Messages come by streaming pull (the client library keeps their leases while they wait);
  * each is acknowledged by the input only once its object's events are delivered and its
  * fingerprint committed, or once it is known to need no reading. Pages end a run when no
- * message came for `idleMs` (a triggered run reads what is waiting), or never, until the
- * run's signal is aborted (an input without a trigger reads as messages come).
+ * message came for `idleMs` and every message handed on was settled (a triggered run
+ * reads what is waiting), or never, until the run's signal is aborted (an input without a
+ * trigger reads as messages come). Closing the subscription lets Pub/Sub deliver again
+ * every message still held, so it waits for the ones being read.
  *
  * @example
  *   for await (const page of notificationPages(plan, signal, { untilStopped: false })) {
@@ -24,11 +26,19 @@ import { type ObjectMeta, toMeta } from './list.ts';
 /** One notification: the object version to read, or why there is none. */
 export interface Notice {
   meta?: ObjectMeta;
-  /** Why the notification names nothing to read (another event type or bucket, no payload). */
-  ignored?: 'not-finalize' | 'other-bucket' | 'no-payload';
+  /**
+   * Why the notification names nothing to read: another event type or bucket, no payload,
+   * or a payload whose generation is not the message's.
+   */
+  ignored?: 'not-finalize' | 'other-bucket' | 'no-payload' | 'malformed';
   ack(): void;
   /** Lets Pub/Sub deliver it again (the object could not be read). */
   nack(): void;
+  /**
+   * Keeps it unacknowledged without waiting on it: the run may end, and closing the
+   * subscription then lets Pub/Sub deliver it again (an object not due yet).
+   */
+  hold(): void;
 }
 
 export interface NotificationOptions {
@@ -58,8 +68,14 @@ export async function* notificationPages(
   );
   const subscription = pubsub.subscription(name, {
     flowControl: { maxMessages: MAX_OUTSTANDING, allowExcessMessages: false },
+    // Not acknowledged when the run ends (held, failed, or being read when it was stopped):
+    // let go, so that Pub/Sub offers them again at once, not when their leases run out.
+    // The library's default waits, and a copy redelivered meanwhile was held to its lease.
+    closeOptions: { behavior: 'NACK' },
   });
   const queue: Message[] = [];
+  /** Handed on and neither settled nor held: the run must not close under them. */
+  let unsettled = 0;
   let failure: unknown;
   let wake: (() => void) | undefined;
   const onMessage = (message: Message) => {
@@ -84,32 +100,69 @@ export async function* notificationPages(
     }).finally(() => {
       wake = undefined;
     });
+  const settled = () => {
+    unsettled--;
+    wake?.();
+  };
   try {
     let quiet = options.untilStopped ? Number.POSITIVE_INFINITY : FIRST_MESSAGE_MS;
     for (;;) {
       if (!queue.length && !failure && !signal.aborted) await waitMs(quiet);
       if (failure) throw failure;
-      if (signal.aborted || !queue.length) return;
+      if (signal.aborted) return;
+      if (!queue.length) {
+        // Quiet, but objects are still being read: their messages come after them.
+        if (unsettled > 0 || options.untilStopped) continue;
+        return;
+      }
       if (!options.untilStopped) quiet = options.idleMs ?? DEFAULT_IDLE_MS;
-      yield queue.splice(0, NOTICES_PER_PAGE).map((message) => noticeOf(plan.bucket, message));
+      const page = queue.splice(0, NOTICES_PER_PAGE);
+      unsettled += page.length;
+      yield page.map((message) => once(noticeOf(plan.bucket, message), settled));
     }
   } finally {
     signal.removeEventListener('abort', onAbort);
+    // Closed before its listener goes: removing the last one closes it too, without waiting
+    // for its let-gos to be sent, and the client closed next would lose them.
+    await subscription.close().catch(() => {});
     subscription.removeListener('message', onMessage);
     subscription.removeListener('error', onError);
-    // Messages not acknowledged by now are delivered again later (their leases end).
-    await subscription.close().catch(() => {});
     await pubsub.close().catch(() => {});
   }
+}
+
+/**
+ * The notice, calling `settled` the first time it is acknowledged, let go or held. A held
+ * one may still be let go later; after an acknowledgement or a let-go nothing counts.
+ */
+function once(notice: Notice, settled: () => void): Notice {
+  let counted = false;
+  let done = false;
+  const count = () => {
+    if (counted) return;
+    counted = true;
+    settled();
+  };
+  const finally_ = (then: () => void) => (): void => {
+    if (done) return;
+    done = true;
+    then();
+    count();
+  };
+  const hold = () => {
+    if (!done) count();
+  };
+  return { ...notice, ack: finally_(notice.ack), nack: finally_(notice.nack), hold };
 }
 
 /** The object version a Cloud Storage notification names (payload format JSON_API_V1). */
 export function noticeOf(bucket: string, message: Message): Notice {
   const ack = () => message.ack();
   const nack = () => message.nack();
-  const { eventType, bucketId } = message.attributes ?? {};
-  if (eventType !== 'OBJECT_FINALIZE') return { ignored: 'not-finalize', ack, nack };
-  if (bucketId !== bucket) return { ignored: 'other-bucket', ack, nack };
+  const hold = () => {};
+  const { eventType, bucketId, objectGeneration } = message.attributes ?? {};
+  if (eventType !== 'OBJECT_FINALIZE') return { ignored: 'not-finalize', ack, nack, hold };
+  if (bucketId !== bucket) return { ignored: 'other-bucket', ack, nack, hold };
   let resource: Record<string, unknown> | undefined;
   try {
     const parsed = JSON.parse(message.data.toString('utf8')) as unknown;
@@ -118,6 +171,15 @@ export function noticeOf(bucket: string, message: Message): Notice {
   } catch {
     resource = undefined;
   }
-  if (!resource) return { ignored: 'no-payload', ack, nack };
-  return { meta: toMeta(bucket, resource), ack, nack };
+  if (!resource) return { ignored: 'no-payload', ack, nack, hold };
+  // The version read is pinned to the generation: one the message does not vouch for
+  // would read whatever is current, under another fingerprint.
+  const generation = resource.generation;
+  if (
+    !objectGeneration ||
+    !/^[1-9]\d*$/.test(objectGeneration) ||
+    (generation !== undefined && String(generation) !== objectGeneration)
+  )
+    return { ignored: 'malformed', ack, nack, hold };
+  return { meta: toMeta(bucket, { ...resource, generation: objectGeneration }), ack, nack, hold };
 }
