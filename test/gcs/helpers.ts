@@ -40,6 +40,8 @@ export interface RunOptions extends GcsInputOptions {
   deliver?: (events: RunEvent[]) => Promise<void>;
   /** Take delivery as JSON lines (as `print` does), parsed back into `events`. */
   asJsonLines?: boolean;
+  /** With `asJsonLines`: told after each delivery, with the events it held. */
+  afterDelivery?: (count: number) => void;
   /** As the `cloud` worker's runners give it (functions/runs/shards.ts). */
   shards?: ShardControl;
 }
@@ -95,6 +97,7 @@ export async function gcsTestEnv(bucket = 'test-bucket'): Promise<GcsTestEnv> {
                   if (parsed.length !== lines.count)
                     throw new Error(`count ${lines.count} for ${parsed.length} lines`);
                   events.push(...parsed);
+                  options.afterDelivery?.(lines.count);
                 },
               }
             : {}),

@@ -64,4 +64,26 @@ describe('objects on the read threads', () => {
     const sorted = (list: unknown[]) => list.map((e) => JSON.stringify(e)).sort();
     expect(sorted(events)).toEqual(sorted(main.events));
   });
+
+  it('a run stopped while objects are read on the threads delivers nothing more', async () => {
+    for (let k = 0; k < 4; k++) await env.put(`stopped/${k}.json.gz`, gzipSync(lines(60_000, k)));
+    for (const ordered of [false, true]) {
+      const stop = new AbortController();
+      let afterStop = 0;
+      const { ended } = await env.run(
+        { 'object-names': ['stopped/'], preprocessors: ['extension'], ordered },
+        {
+          asJsonLines: true,
+          readPool: pool,
+          signal: stop.signal,
+          afterDelivery: (count) => {
+            if (stop.signal.aborted) afterStop += count;
+            else stop.abort();
+          },
+        },
+      );
+      expect(ended.aborted, `ordered: ${ordered}`).toBe(true);
+      expect(afterStop, `ordered: ${ordered}`).toBe(0);
+    }
+  });
 });

@@ -47,6 +47,8 @@ export interface BatchFormat<B> {
   batcher(plan: ShapePlan, meta: ObjectMeta): EventBatcher<B>;
   /** Events in a batch. */
   size(batch: B): number;
+  /** Bytes a batch holds, where that is cheap to know (0 where it is not). */
+  bytes(batch: B): number;
   /** One batch of several, in order. */
   join(batches: B[]): B;
 }
@@ -73,6 +75,8 @@ export const eventObjects: BatchFormat<RunEvent[]> = {
     };
   },
   size: (batch) => batch.length,
+  // Measuring event objects would mean serializing them; their count bounds them instead.
+  bytes: () => 0,
   join: (batches) => (batches.length === 1 ? batches[0]! : batches.flat()),
 };
 
@@ -92,6 +96,11 @@ export function jsonLinesWithActions(
   return {
     batcher: (plan, meta) => jsonLinesBatcher(plan, meta, chain, allocate),
     size: (batch) => batch.count,
+    bytes(batch) {
+      let bytes = 0;
+      for (const chunk of batch.chunks) bytes += chunk.length;
+      return bytes;
+    },
     join(batches) {
       if (batches.length === 1) return batches[0]!;
       let count = 0;
