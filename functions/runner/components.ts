@@ -112,10 +112,14 @@ function countingPrint(print: Output, metrics: OutputMetrics): Output {
   };
   if (print.writeJsonLines) {
     counted.writeJsonLines = async (lines, unit) => {
+      // Measured before they are handed over: once written, `release` gives a read thread
+      // its buffers back, and a chunk whose buffer went back has length 0.
+      let bytes = 0;
+      for (const chunk of lines.chunks) bytes += chunk.length;
       await print.writeJsonLines!(lines, unit);
       metrics.batches++;
       metrics.events += lines.count;
-      for (const chunk of lines.chunks) metrics.bytes += chunk.length;
+      metrics.bytes += bytes;
     };
   }
   if (print.acknowledge) counted.acknowledge = (units) => print.acknowledge!(units);
