@@ -86,4 +86,24 @@ describe('objects on the read threads', () => {
       expect(afterStop, `ordered: ${ordered}`).toBe(0);
     }
   });
+
+  it('a damaged object read on a thread fails with the same reason as on the main thread', async () => {
+    const whole = gzipSync(lines(20_000, 9));
+    await env.put('damaged/0.json.gz', whole.subarray(0, whole.length >> 1));
+    for (let k = 1; k < 4; k++) await env.put(`damaged/${k}.json.gz`, gzipSync(lines(100, k)));
+    const reasons = async (readPool: ReadPool | null) => {
+      const { reports } = await env.run(
+        { 'object-names': ['damaged/'], preprocessors: ['extension'] },
+        { asJsonLines: true, readPool },
+      );
+      return reports
+        .filter((r) => r.type === 'job-errors')
+        .map((r) => [(r.payload as { object?: string }).object, (r.payload as { reason?: string }).reason]);
+    };
+    pool.readNames = [];
+    const threads = await reasons(pool);
+    expect(pool.readNames).toContain('damaged/0.json.gz');
+    expect(threads).toEqual(await reasons(null));
+    expect(threads).toEqual([['damaged/0.json.gz', 'Z_BUF_ERROR: unexpected end of file']]);
+  });
 });

@@ -230,7 +230,13 @@ export class ReadPool {
         } else if (message.t === 'failed') {
           finished = true;
           // The download's own error (its HTTP status) rather than its echo from the worker.
-          throw downloadError ?? new Error(message.message);
+          throw (
+            downloadError ??
+            Object.assign(
+              new Error(message.message),
+              message.code !== undefined ? { code: message.code } : {},
+            )
+          );
         }
       }
     } finally {

@@ -39,4 +39,5 @@ export type ToMain =
   | { t: 'batch'; id: number; chunks: Uint8Array[]; count: number; actions?: ActionReport }
   | { t: 'problem'; id: number; reason: string; detail?: Record<string, unknown> }
   | { t: 'done'; id: number }
-  | { t: 'failed'; id: number; message: string };
+  /** `code`: the error's own (zlib's `Z_DATA_ERROR`), so a failure reads as on the main thread. */
+  | { t: 'failed'; id: number; message: string; code?: string | number };

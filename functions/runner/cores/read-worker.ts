@@ -176,7 +176,13 @@ async function run(id: number, spec: ReadTask, task: Running): Promise<void> {
     }
     post({ t: 'done', id });
   } catch (err) {
-    post({ t: 'failed', id, message: (err as Error).message });
+    const { code } = err as { code?: unknown };
+    post({
+      t: 'failed',
+      id,
+      message: (err as Error).message,
+      ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
+    });
   } finally {
     running.delete(id);
   }
