@@ -85,6 +85,9 @@ export const gcsCommands: CommandGroup = (program, wrap) => {
           import('@google-cloud/pubsub'),
         ]);
         const emulator = ctx.env.STORAGE_EMULATOR_HOST;
+        // Emulators need no credentials: without this the auth library looks for a metadata
+        // server first, and warns twice that there is none.
+        if (emulator) process.env.METADATA_SERVER_DETECTION ??= 'none';
         const storage = new Storage({
           projectId: project,
           ...(emulator
