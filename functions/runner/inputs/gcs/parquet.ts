@@ -71,7 +71,10 @@ export async function* parquetRows(
   let parquet: ParquetFile | undefined;
   let next: Promise<WasmTable> | undefined;
   try {
-    const opened = await guard.wait(ParquetFile.fromFile(asBlob(file)));
+    const opened = await guard.run(
+      () => ParquetFile.fromFile(asBlob(file)),
+      (late) => late.free(),
+    );
     parquet = opened;
     const metadata = opened.metadata();
     const count = metadata.numRowGroups();
@@ -79,7 +82,10 @@ export async function* parquetRows(
     const groups = options.rowGroups ?? Array.from({ length: count }, (_, g) => g);
     // One batch per row group (up to this size): fewer, larger column loops in arrow-rows.
     const read = (group: number) => {
-      const table = guard.wait(opened.read({ rowGroups: [group], batchSize: 1 << 20 }));
+      const table = guard.run(
+        () => opened.read({ rowGroups: [group], batchSize: 1 << 20 }),
+        (late) => late.free(),
+      );
       // Awaited only after the rows before it went out: until then, a failure is not unhandled.
       table.catch(() => {});
       return table;
