@@ -199,4 +199,32 @@ describe('gcs input with notifications, when things go wrong', () => {
     }
     expect(events).toHaveLength(120);
   }, 60_000);
+
+  it('a run stopped right after its last delivery still acknowledges what it delivered and committed', async () => {
+    const { subscription, fingerprints, watermarks } = await notified();
+    await env.put('stopped/x.json', '{"v":1}\n');
+    // A store as slow as a remote one: the commit ends after the stop.
+    const slowCommits = {
+      ...fingerprints,
+      async commit(job: string, keys: string[], maxAgeMs: number) {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await fingerprints.commit(job, keys, maxAgeMs);
+      },
+    };
+    const stop = new AbortController();
+    const job = fields(subscription, { 'object-names': ['stopped/'] });
+    const first = await env.run(job, {
+      fingerprints: slowCommits,
+      watermarks,
+      signal: stop.signal,
+      deliver: async () => stop.abort(),
+    });
+    expect(first.ended).toMatchObject({ aborted: true, fingerprinted: 1 });
+    const again = await env.run(fields(subscription, { 'object-names': ['stopped/'], ...triggered }), {
+      fingerprints,
+      watermarks,
+      notificationIdleMs: 300,
+    });
+    expect(again.ended.notifications).toBe(0);
+  }, 60_000);
 });

@@ -526,7 +526,12 @@ export async function runGcsInput(
         untilStopped: !plan.triggered && !options.notificationsEndWhenQuiet,
         ...(options.notificationIdleMs !== undefined ? { idleMs: options.notificationIdleMs } : {}),
       });
-      await readPages(noticedObjects(pages), true);
+      try {
+        await readPages(noticedObjects(pages), true);
+      } finally {
+        // After the last delivery and commit: their notices are acknowledged by now.
+        await pages.close();
+      }
     }
   } catch (err) {
     await pool.drain().catch(() => {});
