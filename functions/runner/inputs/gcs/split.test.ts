@@ -42,7 +42,21 @@ describe('splitLines', () => {
     expect(one.tooLong).toEqual([[2, 30]]);
     const many = await lines(chunked('a\nxxxxxxxxxx', 'xxxxxxxxxx', 'xxxxxxxxxx', 'x\nb\n'), 20);
     expect(many.lines).toEqual(['a', 'b']);
-    expect(many.tooLong).toEqual([[2, 30]]);
+    expect(many.tooLong).toEqual([[2, 31]]);
+  });
+
+  it("reports a long line's whole length however the content is cut (a read thread's pieces are larger), the last line too", async () => {
+    const content = `a\n${'y'.repeat(95)}\nb\n${'z'.repeat(57)}`;
+    for (const size of [1, 7, 16, 50, 1000]) {
+      const pieces: string[] = [];
+      for (let at = 0; at < content.length; at += size) pieces.push(content.slice(at, at + size));
+      const cut = await lines(chunked(...pieces), 20);
+      expect(cut.lines, `pieces of ${size}`).toEqual(['a', 'b']);
+      expect(cut.tooLong, `pieces of ${size}`).toEqual([
+        [2, 95],
+        [4, 57],
+      ]);
+    }
   });
 
   it('says whether the lines are UTF-8, and a character cut between chunks is still whole', async () => {

@@ -22,7 +22,10 @@ const BLANK_LINE_BYTES = 64;
 
 export interface SplitOptions {
   maxLineBytes: number;
-  /** Called with the 1-based line number and the length seen before giving up on it. */
+  /**
+   * Called with the 1-based line number and its length in bytes, once its end is seen (the
+   * end of the content for a last line): the same however the content came in chunks.
+   */
   onTooLong(line: number, length: number): void;
 }
 
@@ -42,6 +45,8 @@ export async function* splitLines(
   let carry: Buffer[] = [];
   let carried = 0;
   let skipping = false;
+  /** Bytes of the line being skipped, so far. */
+  let skipped = 0;
   let lineNo = 0;
   for await (const chunk of chunks) {
     let pos = 0;
@@ -52,7 +57,8 @@ export async function* splitLines(
         continue;
       }
       lineNo++;
-      if (!skipping) {
+      if (skipping) options.onTooLong(lineNo, skipped + nl);
+      else {
         if (carried + nl > options.maxLineBytes) options.onTooLong(lineNo, carried + nl);
         else {
           const line = Buffer.concat([...carry, chunk.subarray(0, nl)]);
@@ -79,7 +85,8 @@ export async function* splitLines(
     if (spans.length) yield { bytes: chunk, spans, utf8: isUtf8(chunk.subarray(first, pos)) };
     if (pos < chunk.length) carryOn(chunk, pos);
   }
-  if (carried && !skipping) {
+  if (skipping) options.onTooLong(lineNo + 1, skipped);
+  else if (carried) {
     const line = Buffer.concat(carry);
     const spans: number[] = [];
     push(spans, line, 0, line.length);
@@ -87,9 +94,12 @@ export async function* splitLines(
   }
 
   function carryOn(chunk: Buffer, from: number): void {
-    if (skipping) return;
+    if (skipping) {
+      skipped += chunk.length - from;
+      return;
+    }
     if (carried + chunk.length - from > options.maxLineBytes) {
-      options.onTooLong(lineNo + 1, carried + chunk.length - from);
+      skipped = carried + chunk.length - from;
       carry = [];
       carried = 0;
       skipping = true;
