@@ -69,14 +69,38 @@ export async function testApp(families: FamilyFactory[] = ALL_FAMILIES): Promise
 /** Serves a test app over HTTP on a free port (for the CLI and benchmarks). */
 export async function serveTestApp(t: TestApp): Promise<{ url: string; close(): Promise<void> }> {
   const { serve } = await import('@hono/node-server');
+  const handling = inFlight(t.app.fetch);
   return await new Promise((resolve) => {
-    const server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
+    const server = serve({ fetch: handling.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
       resolve({
         url: `http://127.0.0.1:${info.port}`,
-        close: () => new Promise<void>((done) => server.close(() => done())),
+        close: async () => {
+          await new Promise<void>((done) => server.close(() => done()));
+          await handling.settled();
+        },
       });
     });
   });
+}
+
+/**
+ * The app's fetch, with the requests it is still handling: a client killed mid-request
+ * closes its connection, and the server closes, while the handler still waits on
+ * Firestore; closing the test app's clients under it then fails it as an unhandled
+ * rejection (a CI run failed so, in test/messaging/job-chaining.test.ts).
+ */
+function inFlight(fetch: TestApp['app']['fetch']) {
+  const handling = new Set<Promise<unknown>>();
+  return {
+    fetch: ((...args: Parameters<typeof fetch>) => {
+      const answer = Promise.resolve(fetch(...args));
+      const settled = answer.catch(() => {});
+      handling.add(settled);
+      void settled.finally(() => handling.delete(settled));
+      return answer;
+    }) as typeof fetch,
+    settled: () => Promise.all(handling).then(() => {}),
+  };
 }
 
 /**
@@ -94,10 +118,11 @@ export async function serveTestAppOverHttps(
     import('../../local/tls.ts'),
   ]);
   const tls = await loadOrCreateCertificate(join(dir, 'tls'));
+  const handling = inFlight(t.app.fetch);
   return await new Promise((resolve) => {
     const server = serve(
       {
-        fetch: t.app.fetch,
+        fetch: handling.fetch,
         port: 0,
         hostname: '127.0.0.1',
         createServer,
@@ -108,7 +133,10 @@ export async function serveTestAppOverHttps(
           url: `https://127.0.0.1:${info.port}`,
           cert: tls.cert,
           certPath: tls.certPath,
-          close: () => new Promise<void>((done) => server.close(() => done())),
+          close: async () => {
+            await new Promise<void>((done) => server.close(() => done()));
+            await handling.settled();
+          },
         }),
     );
   });
