@@ -97,8 +97,8 @@ async function* pagesOf(
   const subscription = pubsub.subscription(name, {
     flowControl: { maxMessages: MAX_OUTSTANDING, allowExcessMessages: false },
     // Not acknowledged when the run ends (held, failed, or being read when it was stopped):
-    // let go, so that Pub/Sub offers them again at once, not when their leases run out.
-    // The library's default waits, and a copy redelivered meanwhile was held to its lease.
+    // let go as it closes, so that Pub/Sub offers them again at once, not when their leases
+    // run out. The library's default today; said here because the input relies on it.
     closeOptions: { behavior: 'NACK' },
   });
   const queue: Message[] = [];
