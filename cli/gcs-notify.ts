@@ -156,8 +156,7 @@ async function setUp(
         notification = made.id!;
         break;
       } catch (err) {
-        const status = (err as { code?: unknown }).code;
-        if (!fresh || attempt >= GRANT_TRIES || (status !== 400 && status !== 403)) throw err;
+        if (!fresh || attempt >= GRANT_TRIES || !notYetGranted(err)) throw err;
         options.onWait?.(
           `Cloud Storage cannot publish to ${topicName} yet (a new topic or grant takes a few seconds to spread): trying again in ${GRANT_WAIT_MS / 1000} s (${attempt}/${GRANT_TRIES - 1})`,
         );
@@ -269,6 +268,15 @@ async function serviceAgentOf(storage: Storage, project: string): Promise<string
   );
   if (!response.email_address) throw new Error(`no service agent for project ${project}`);
   return response.email_address;
+}
+
+/**
+ * Cloud Storage's answer while a grant has not reached it: 403, or 400 "topic ... not found,
+ * or user ... does not have permission to it". Other refusals (a limit, a bad field) are final.
+ */
+function notYetGranted(err: unknown): boolean {
+  const { code, message = '' } = err as { code?: unknown; message?: string };
+  return code === 403 || (code === 400 && /not found|permission/i.test(message));
 }
 
 function runnerAudience(wake: WakeRequest): string {

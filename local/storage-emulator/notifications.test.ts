@@ -136,6 +136,19 @@ describe('storage emulator notifications', () => {
     await short.close();
   });
 
+  it("keeps Cloud Storage's limit: 10 configs that fire on one event", async () => {
+    const [bucket] = await storage.createBucket(`limits-${randomUUID().slice(0, 8)}`);
+    const name = `limits-${randomUUID().slice(0, 8)}`;
+    await pubsub.createTopic(name);
+    for (let i = 0; i < 10; i++) await bucket.createNotification(name, { eventTypes: ['OBJECT_DELETE'] });
+    await expect(bucket.createNotification(name)).rejects.toMatchObject({ code: 400 });
+    await expect(bucket.createNotification(name, { eventTypes: ['OBJECT_DELETE'] })).rejects.toMatchObject({
+      code: 400,
+    });
+    for (let i = 0; i < 10; i++) await bucket.createNotification(name, { eventTypes: ['OBJECT_FINALIZE'] });
+    expect((await bucket.getNotifications())[0]).toHaveLength(20);
+  });
+
   it("names the service agent of a bucket's project, as projects.serviceAccount.get does", async () => {
     const owner = new Storage({ apiEndpoint: emulator.url, projectId: 'demo-bucket-owner' });
     const [bucket] = await owner.createBucket(`owned-${randomUUID().slice(0, 8)}`);

@@ -72,6 +72,8 @@ const ConfigRequest = z.object({
   custom_attributes: z.record(z.string(), z.string()).optional(),
 });
 
+const MAX_CONFIGS_PER_EVENT = 10;
+
 export class NotificationError extends Error {
   constructor(
     readonly status: number,
@@ -110,6 +112,17 @@ export class Notifications {
     }
     const request = parsed.data;
     const topic = TOPIC.exec(request.topic)![1]!;
+    // Cloud Storage's limit: 10 configs that fire on any one event (its 100 a bucket cannot
+    // be reached past that, with four events).
+    const ofBucket = [...this.configs.values()].filter((c) => c.bucket === bucket);
+    for (const event of request.event_types?.length ? request.event_types : EVENT_TYPES) {
+      const firing = ofBucket.filter((c) => !c.eventTypes || c.eventTypes.includes(event)).length;
+      if (firing >= MAX_CONFIGS_PER_EVENT)
+        throw new NotificationError(
+          400,
+          `bucket ${bucket} has ${MAX_CONFIGS_PER_EVENT} notification configs for ${event}, the most it may have`,
+        );
+    }
     if (!(await this.topicExists(topic)))
       throw new NotificationError(
         400,

@@ -201,6 +201,32 @@ describe('sluice gcs notify', () => {
     expect((await storage.bucket(bucket).getNotifications())[0]).toHaveLength(before);
   });
 
+  it('a step that fails says what was made before it, and running again goes on from there', async () => {
+    const bucket = `full-${randomUUID().slice(0, 8)}`;
+    await storage.createBucket(bucket);
+    // Cloud Storage's limit: ten configs of the bucket already fire on new objects.
+    const [elsewhere] = await pubsub.createTopic(`elsewhere-${bucket}`);
+    const configs = [];
+    for (let i = 0; i < 10; i++)
+      configs.push(
+        (
+          await storage.bucket(bucket).createNotification(elsewhere.name, { eventTypes: ['OBJECT_FINALIZE'] })
+        )[0],
+      );
+    const stopped = await notify([bucket, '--job', 'orders']);
+    expect(stopped.code).toBe(1);
+    expect(stopped.stderr).toContain('notification configs for OBJECT_FINALIZE');
+    expect(stopped.stderr).toContain(
+      'made before it stopped: topic, subscription (kept: running the command again goes on from there)',
+    );
+    expect(stopped.stderr).toContain('fix what the message says and run the command again');
+
+    await configs[0]!.delete();
+    const again = await notify([bucket, '--job', 'orders', '-o', 'json']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout).created).toEqual(['notification config']);
+  });
+
   it('refuses to set up half on emulators', async () => {
     const half = await runCli(['gcs', 'notify', 'some-bucket', '--job', 'j', '--project', PROJECT], {
       env: { STORAGE_EMULATOR_HOST: emulator.url },
