@@ -12,6 +12,11 @@ export interface FaultConfig {
   errorStatus?: 429 | 500 | 503;
   /** Share of listed objects (0..1) deleted right after the listing answered with them. */
   deleteAfterListRate?: number;
+  /**
+   * How long a topic is not yet publishable after a notification config first names it, as
+   * when a fresh topic or grant has not reached Cloud Storage: configs are refused meanwhile.
+   */
+  grantDelayMs?: number;
   seed?: number;
 }
 
@@ -52,6 +57,10 @@ export class FaultInjector {
       return this.config.errorStatus ?? 503;
     }
     return undefined;
+  }
+
+  get grantDelayMs(): number {
+    return this.config.grantDelayMs ?? 0;
   }
 
   /** The listed names to delete now, as if someone else removed them before the download. */

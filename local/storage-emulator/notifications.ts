@@ -85,6 +85,8 @@ export class NotificationError extends Error {
 
 export class Notifications {
   private readonly configs = new Map<string, NotificationConfig>();
+  /** When a config first named each topic (for `grantDelayMs`). */
+  private readonly firstNamed = new Map<string, number>();
   private nextId = 1;
 
   constructor(
@@ -94,12 +96,16 @@ export class Notifications {
     private readonly topicExists: TopicExists = topicInEmulator,
   ) {}
 
-  /** `projectNumber`: the bucket's, whose service agent would publish (named in the refusal). */
+  /**
+   * `projectNumber`: the bucket's, whose service agent would publish (named in the refusal).
+   * `grantDelayMs`: a topic first named this long ago or less is refused as if not yet granted.
+   */
   async create(
     bucket: string,
     projectNumber: string,
     body: unknown,
     base: string,
+    grantDelayMs = 0,
   ): Promise<Record<string, unknown>> {
     const parsed = ConfigRequest.safeParse(body);
     if (!parsed.success) {
@@ -123,7 +129,9 @@ export class Notifications {
           `bucket ${bucket} has ${MAX_CONFIGS_PER_EVENT} notification configs for ${event}, the most it may have`,
         );
     }
-    if (!(await this.topicExists(topic)))
+    const firstNamed = this.firstNamed.get(topic) ?? Date.now();
+    this.firstNamed.set(topic, firstNamed);
+    if (!(await this.topicExists(topic)) || Date.now() - firstNamed < grantDelayMs)
       throw new NotificationError(
         400,
         `Cloud Pub/Sub topic '//pubsub.googleapis.com/${topic}' not found, or user '${serviceAgentOf(projectNumber)}' does not have permission to it.`,

@@ -70,6 +70,7 @@ export function createHandler(
           store.getBucket(route.bucket)!.projectNumber ?? '0',
           await readJson(req),
           base,
+          faults.grantDelayMs,
         ),
       );
     if (!route.id && req.method === 'GET') return sendJson(res, 200, notifications.list(route.bucket, base));

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { type Message, PubSub } from '@google-cloud/pubsub';
 import { Storage } from '@google-cloud/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withPublisher } from '../../cli/gcs-notify.ts';
+import { setUpBucketNotifications, withPublisher } from '../../cli/gcs-notify.ts';
 import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
 import { runCli } from '../helpers/cli.ts';
 
@@ -225,6 +225,31 @@ describe('sluice gcs notify', () => {
     const again = await notify([bucket, '--job', 'orders', '-o', 'json']);
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout).created).toEqual(['notification config']);
+  });
+
+  it('tries the config again while a fresh topic has not reached Cloud Storage, saying so', async () => {
+    const bucket = `fresh-${randomUUID().slice(0, 8)}`;
+    await storage.createBucket(bucket);
+    // Cloud Storage refuses configs to the new topic for a while, as a grant spreads.
+    emulator.setFaults({ grantDelayMs: 1500 });
+    const said: string[] = [];
+    try {
+      const setup = await setUpBucketNotifications(
+        { bucket, name: `sluice-gcs-${bucket}-orders`, project: PROJECT },
+        { storage, pubsub },
+        {
+          env: { STORAGE_EMULATOR_HOST: emulator.url },
+          wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms / 10)),
+          onWait: (message) => said.push(message),
+        },
+      );
+      expect(setup.created).toEqual(['topic', 'subscription', 'notification config']);
+    } finally {
+      emulator.setFaults({});
+    }
+    expect(said.length).toBeGreaterThan(0);
+    expect(said[0]).toContain('cannot publish to');
+    expect(said[0]).toContain('trying again in 10 s (1/3)');
   });
 
   it('refuses to set up half on emulators', async () => {
