@@ -7,6 +7,8 @@
  *   await env.put('logs/a.json', '{"a":1}\n');
  *   const { events } = await env.run({ 'object-names': [] });
  */
+import { randomUUID } from 'node:crypto';
+import type { PubSub } from '@google-cloud/pubsub';
 import { Storage } from '@google-cloud/storage';
 import { createGcsInput, type GcsInputOptions } from '../../functions/runner/inputs/gcs/index.ts';
 import type {
@@ -167,3 +169,25 @@ export function memoryWatermarks(): WatermarkStore {
     },
   };
 }
+
+/**
+ * A topic, a subscription to it (10 s leases) and the test bucket's notification config to
+ * the topic, as `sluice gcs notify` makes them.
+ */
+export async function notifiedSubscription(env: GcsTestEnv, pubsub: PubSub, project: string) {
+  const name = `uploads-${randomUUID().slice(0, 8)}`;
+  const [topic] = await pubsub.createTopic(name);
+  await topic.createSubscription(name, { ackDeadlineSeconds: 10 });
+  await env.storage
+    .bucket(env.bucket)
+    .createNotification(`projects/${project}/topics/${name}`, { payloadFormat: 'JSON_API_V1' });
+  return { topic, subscription: `projects/${project}/subscriptions/${name}` };
+}
+
+/** A `gcs` input reading `subscription`'s notifications, fingerprinted, each event naming its object. */
+export const notifiedFields = (subscription: string, extra: Record<string, unknown> = {}) => ({
+  fingerprinting: true,
+  'object-name-field': 'object',
+  notifications: { subscription },
+  ...extra,
+});

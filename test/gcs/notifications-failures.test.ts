@@ -12,7 +12,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BACKFILL_WATERMARK } from '../../functions/runner/inputs/gcs/index.ts';
 import type { RunEvent } from '../../functions/runner/types.ts';
 import { until } from '../helpers/until.ts';
-import { type GcsTestEnv, gcsTestEnv, memoryFingerprints, memoryWatermarks } from './helpers.ts';
+import {
+  type GcsTestEnv,
+  gcsTestEnv,
+  memoryFingerprints,
+  memoryWatermarks,
+  notifiedFields,
+  notifiedSubscription,
+} from './helpers.ts';
 
 const PROJECT = 'demo-gcs-notify-failures';
 let env: GcsTestEnv;
@@ -30,25 +37,14 @@ afterAll(async () => {
 
 /** A notified bucket whose first listing is done: runs read notifications only. */
 async function notified(options: { backfilled?: boolean } = {}) {
-  const name = `uploads-${randomUUID().slice(0, 8)}`;
-  const [topic] = await pubsub.createTopic(name);
-  await topic.createSubscription(name, { ackDeadlineSeconds: 10 });
-  await env.storage
-    .bucket(env.bucket)
-    .createNotification(`projects/${PROJECT}/topics/${name}`, { payloadFormat: 'JSON_API_V1' });
-  const subscription = `projects/${PROJECT}/subscriptions/${name}`;
+  const { topic, subscription } = await notifiedSubscription(env, pubsub, PROJECT);
   const fingerprints = memoryFingerprints();
   const watermarks = memoryWatermarks();
   if (options.backfilled ?? true) await watermarks.set('job-a', BACKFILL_WATERMARK, subscription);
   return { topic, subscription, fingerprints, watermarks };
 }
 
-const fields = (subscription: string, extra: Record<string, unknown> = {}) => ({
-  fingerprinting: true,
-  'object-name-field': 'object',
-  notifications: { subscription },
-  ...extra,
-});
+const fields = notifiedFields;
 const triggered = { trigger: { interval: { duration: '1m' } } };
 const lines = (events: RunEvent[]) => events.map((e) => `${e.object}:${e.v}`).sort();
 

@@ -12,7 +12,14 @@ import { BACKFILL_WATERMARK } from '../../functions/runner/inputs/gcs/index.ts';
 import type { RunEvent } from '../../functions/runner/types.ts';
 import { cloudWorkerProblems, wokenByNotifications } from '../../shared/job/cloud-worker-rules.ts';
 import { until } from '../helpers/until.ts';
-import { type GcsTestEnv, gcsTestEnv, memoryFingerprints, memoryWatermarks } from './helpers.ts';
+import {
+  type GcsTestEnv,
+  gcsTestEnv,
+  memoryFingerprints,
+  memoryWatermarks,
+  notifiedFields,
+  notifiedSubscription,
+} from './helpers.ts';
 
 const PROJECT = 'demo-gcs-notify';
 let env: GcsTestEnv;
@@ -27,23 +34,8 @@ afterAll(async () => {
   await env.stop();
 });
 
-/** A topic, a subscription and the bucket's notification config to it; returns the subscription's full name. */
-async function notifiedBucket(): Promise<string> {
-  const name = `uploads-${randomUUID().slice(0, 8)}`;
-  const [topic] = await pubsub.createTopic(name);
-  await topic.createSubscription(name, { ackDeadlineSeconds: 10 });
-  await env.storage
-    .bucket(env.bucket)
-    .createNotification(`projects/${PROJECT}/topics/${name}`, { payloadFormat: 'JSON_API_V1' });
-  return `projects/${PROJECT}/subscriptions/${name}`;
-}
-
-const fields = (subscription: string, extra: Record<string, unknown> = {}) => ({
-  fingerprinting: true,
-  'object-name-field': 'object',
-  notifications: { subscription },
-  ...extra,
-});
+const notifiedBucket = async () => (await notifiedSubscription(env, pubsub, PROJECT)).subscription;
+const fields = notifiedFields;
 
 const lines = (events: RunEvent[]) => events.map((e) => `${e.object}:${e.v}`).sort();
 
