@@ -17,6 +17,7 @@
  */
 import type { PubSub } from '@google-cloud/pubsub';
 import type { Storage } from '@google-cloud/storage';
+import { sleep } from '../functions/runner/inputs/gcs/retry.ts';
 import { WAKE_PATH } from '../shared/runs/wake.ts';
 
 export interface NotifyRequest {
@@ -160,7 +161,7 @@ async function setUp(
         options.onWait?.(
           `Cloud Storage cannot publish to ${topicName} yet (a new topic or grant takes a few seconds to spread): trying again in ${GRANT_WAIT_MS / 1000} s (${attempt}/${GRANT_TRIES - 1})`,
         );
-        await (options.wait ?? sleep)(GRANT_WAIT_MS);
+        await (options.wait ?? ((ms) => sleep(ms)))(GRANT_WAIT_MS);
       }
     }
     created.push('notification config');
@@ -173,7 +174,7 @@ async function setUp(
           {
             oidcToken: {
               serviceAccountEmail: request.wake.serviceAccount,
-              audience: runnerAudience(request.wake),
+              audience: runnerUrl(request.wake),
             },
           }
         : {}),
@@ -279,7 +280,8 @@ function notYetGranted(err: unknown): boolean {
   return code === 403 || (code === 400 && /not found|permission/i.test(message));
 }
 
-function runnerAudience(wake: WakeRequest): string {
+/** The runner's URL without a trailing slash: its pushes' audience, and the base of `/wake`. */
+function runnerUrl(wake: WakeRequest): string {
   return wake.runnerUrl.replace(/\/+$/, '');
 }
 
@@ -287,14 +289,9 @@ function errorMessage(err: unknown): string {
   return (err as { message?: string }).message ?? String(err);
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /** `RUNNER_URL/wake?tenant=T&job=J` (shared/runs/wake.ts). */
 export function wakeEndpoint(wake: WakeRequest): string {
-  const url = new URL(wake.runnerUrl);
-  url.pathname = `${url.pathname.replace(/\/+$/, '')}${WAKE_PATH}`;
+  const url = new URL(`${runnerUrl(wake)}${WAKE_PATH}`);
   url.search = new URLSearchParams({ tenant: wake.tenant, job: wake.job }).toString();
   return url.toString();
 }

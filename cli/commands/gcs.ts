@@ -131,7 +131,7 @@ export const gcsCommands: CommandGroup = (program, wrap) => {
 /** What to do about the error that stopped the set-up. */
 function nextStep(cause: unknown, project: string): string {
   const { code, message = '' } = (cause ?? {}) as { code?: unknown; message?: string };
-  if (/default credentials|Could not load the default credentials|invalid_grant|reauth/i.test(message))
+  if (/default credentials|invalid_grant|reauth/i.test(message))
     return 'set Application Default Credentials (gcloud auth application-default login) and run the command again';
   if (code === 403 || code === 7)
     return `your account needs to manage Pub/Sub in project ${project} (roles/pubsub.admin) and the bucket's notifications (roles/storage.admin on the bucket)`;

@@ -129,9 +129,7 @@ export class Notifications {
           `bucket ${bucket} has ${MAX_CONFIGS_PER_EVENT} notification configs for ${event}, the most it may have`,
         );
     }
-    const firstNamed = this.firstNamed.get(topic) ?? Date.now();
-    this.firstNamed.set(topic, firstNamed);
-    if (!(await this.topicExists(topic)) || Date.now() - firstNamed < grantDelayMs)
+    if (!(await this.topicExists(topic)) || this.notYetGranted(topic, grantDelayMs))
       throw new NotificationError(
         400,
         `Cloud Pub/Sub topic '//pubsub.googleapis.com/${topic}' not found, or user '${serviceAgentOf(projectNumber)}' does not have permission to it.`,
@@ -147,6 +145,13 @@ export class Notifications {
     };
     this.configs.set(key(bucket, config.id), config);
     return resource(config, base);
+  }
+
+  private notYetGranted(topic: string, grantDelayMs: number): boolean {
+    if (grantDelayMs <= 0) return false;
+    const firstNamed = this.firstNamed.get(topic) ?? Date.now();
+    this.firstNamed.set(topic, firstNamed);
+    return Date.now() - firstNamed < grantDelayMs;
   }
 
   list(bucket: string, base: string): Record<string, unknown> {
