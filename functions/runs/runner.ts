@@ -56,7 +56,7 @@ import { requestHorizonMs, requestRuns } from './dispatch.ts';
 import { publishRunRequests } from './run-channel.ts';
 import { endPart, partsOwner, RunParts } from './shards.ts';
 import { type RunSlot, takeRunSlot } from './tenant-slots.ts';
-import { releaseJob } from './wake.ts';
+import { recordNextDueAtLeaseEnd, releaseJob } from './wake.ts';
 
 export interface RunnerContext {
   /** Names this runner (process or function instance) in leases and slots. */
@@ -216,7 +216,7 @@ async function afterRun(
   switch (result.outcome) {
     case 'leased-elsewhere':
       // Looked at again when that lease ends; the run holding it records its own next due time.
-      await recordNextDue(db, tenant, job, version, result.leaseExpiresMs);
+      await recordNextDueAtLeaseEnd(deps, { tenant, job }, version);
       return { ack: true, ...answer };
     case 'stopped-at-budget':
     case 'stopped-at-deadline':

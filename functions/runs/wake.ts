@@ -87,6 +87,38 @@ export async function releaseJob(
 }
 
 /**
+ * After a run request found the job leased by another run: has the tick look at the job
+ * again when that lease ends (its next due time becomes the lease's expiry), only while
+ * the lease is held as read. Once its holder has freed the job (`releaseJob`), what that
+ * run recorded stands: an expiry written over it would show a run still requested, and a
+ * notification waking the job would wait for that time with nothing to read it.
+ */
+export async function recordNextDueAtLeaseEnd(
+  deps: AppDeps,
+  { tenant, job }: WakeTarget,
+  version: number,
+): Promise<void> {
+  const db = await deps.clients.firestore();
+  const { FieldPath } = await import('@google-cloud/firestore');
+  const ref = jobsCollection(db, tenant).doc(job);
+  const leaseRef = db.doc(leasePath(tenant, job));
+  await changeDocument(ref, async (snapshot) => {
+    const lease = await leaseRef.get();
+    const expiresMs = lease.get('expires_at_ms') as number | undefined;
+    if (!lease.exists || expiresMs === undefined || expiresMs <= Date.now()) return;
+    const deployment = (snapshot.data() as JobRecord | undefined)?.deployments?.[CLOUD_WORKER];
+    if (!deployment || deployment.version !== version || deployment.next_due_ms === expiresMs) return;
+    const batch = db.batch();
+    batch.update(ref, new FieldPath('deployments', CLOUD_WORKER, 'next_due_ms'), expiresMs, {
+      lastUpdateTime: snapshot.updateTime!,
+    });
+    // The lease written back as read: the batch fails if its holder freed or renewed it meanwhile.
+    batch.update(leaseRef, { expires_at_ms: expiresMs }, { lastUpdateTime: lease.updateTime! });
+    await batch.commit();
+  });
+}
+
+/**
  * The job and its lease as they stood at one moment. Two plain reads could see the job
  * before its run's end and the lease after it. A read-only transaction takes no locks.
  */
