@@ -4,7 +4,8 @@
  * once, by `preprocess.ts`). The generation is pinned, so an overwrite during the read
  * fails instead of mixing two versions. A transient failure mid-stream resumes at the
  * byte where it stopped (a Range request), so downstream stages see one unbroken stream
- * and no line is delivered twice. `retry.timeout` bounds the wait for each chunk.
+ * and no line is delivered twice. `retry.timeout` bounds the wait for each chunk (not the
+ * time the reader takes with one).
  *
  * @example
  *   for await (const chunk of downloadBytes(bucket, meta, policy)) consume(chunk);
@@ -53,11 +54,14 @@ export async function* downloadBytes(
     try {
       arm();
       for await (const chunk of stream as AsyncIterable<Buffer>) {
-        arm();
+        // The timeout is Cloud Storage's, not the reader's: a slow output holding a chunk
+        // does not cut the download (it would be asked for again by range after each pause).
+        clearTimeout(timer);
         offset += chunk.length;
         // A chunk that arrived means the connection works again.
         failures = 0;
         yield chunk;
+        arm();
       }
       return;
     } catch (err) {
