@@ -3,10 +3,17 @@
  * zlib's stream gives: the same bytes, and for damaged gzip the same bytes before the same
  * error; objects past the limits take the stream.
  */
+import * as zlib from 'node:zlib';
 import { gzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { seededRandom, testSeed } from '../../../../test/helpers/random.ts';
 import { applySteps, inflatesWhole, READ_THREAD_INFLATE, type WholeInflate } from './decompress.ts';
+
+/** Counts the inflates in one call, to see which objects pay for one. */
+vi.mock('node:zlib', async (importOriginal) => {
+  const original = await importOriginal<typeof import('node:zlib')>();
+  return { ...original, gunzipSync: vi.fn(original.gunzipSync) };
+});
 
 const meta = { name: 'o.json.gz', contentEncoding: undefined };
 
@@ -87,6 +94,21 @@ describe('inflating whole', () => {
       expect(streamed.largest).toBeLessThanOrEqual(256 * 1024);
       expect(streamed.failure).toBeUndefined();
     }
+  });
+
+  it('leaves to the stream, without inflating it in one call first, an object whose trailer says it inflates past the limit', async () => {
+    const seed = testSeed();
+    const bytes = gzipSync(text(seededRandom(seed), 4_000));
+    const inflatedSize = bytes.readUInt32LE(bytes.length - 4);
+    const inOneCall = vi.mocked(zlib.gunzipSync);
+    const calls = () => inOneCall.mock.calls.length;
+    const before = calls();
+    const past = await inflated(bytes, seed, { maxStored: bytes.length, maxInflated: inflatedSize - 1 });
+    expect(calls()).toBe(before);
+    const within = await inflated(bytes, seed, { maxStored: bytes.length, maxInflated: inflatedSize });
+    expect(calls()).toBe(before + 1);
+    expect(past.bytes.equals(within.bytes)).toBe(true);
+    expect(past.failure).toBeUndefined();
   });
 
   it('hands on the buffer an object was inflated into, to be freed once read, and only one of its own', async () => {

@@ -141,12 +141,19 @@ async function* inflateWhole(chunks: AsyncIterable<Buffer>, limits: WholeInflate
       return;
     }
   }
+  const bytes = Buffer.concat(parts, stored);
+  // Gzip's trailer gives the (last member's) inflated size, exact below 4 GiB, which 2 MiB
+  // of deflate cannot pass. Past the limit, the stream at once: inflating in one call
+  // would fail at the limit, and the stream would do that work again.
+  const trailerSize = bytes.length >= 18 ? bytes.readUInt32LE(bytes.length - 4) : 0;
+  if (trailerSize > limits.maxInflated) {
+    yield* inflate(replayed([bytes], iterator));
+    return;
+  }
   let inflated: Buffer;
   try {
-    const bytes = Buffer.concat(parts, stored);
-    // zlib's output grows in chunks of this size; gzip's trailer gives the (last member's) size.
-    const sized = bytes.length >= 18 ? bytes.readUInt32LE(bytes.length - 4) + 1 : 0;
-    const chunkSize = Math.min(Math.max(sized, 64 * 1024), limits.maxInflated);
+    // zlib's output grows in chunks of this size.
+    const chunkSize = Math.min(Math.max(trailerSize + 1, 64 * 1024), limits.maxInflated);
     inflated = gunzipSync(bytes, { maxOutputLength: limits.maxInflated, chunkSize });
   } catch {
     yield* inflate(replayed(parts, iterator));
