@@ -84,6 +84,7 @@ describe('storage emulator notifications', () => {
       payloadFormat: 'JSON_API_V1',
       overwroteGeneration: String(first.generation),
       notificationConfig: `projects/_/buckets/notified/notificationConfigs/${notification.id}`,
+      eventTime: second.updated,
     });
     expect(JSON.parse(overwrite.data.toString())).toMatchObject({
       kind: 'storage#object',

@@ -192,7 +192,12 @@ export class Notifications {
           bucketId: change.bucket,
           objectId: change.object.name,
           objectGeneration: change.object.generation,
-          eventTime: new Date().toISOString(),
+          // When the change happened: a finalize or metadata update is the version's own
+          // `updated` time, as Cloud Storage gives it; a delete happens now.
+          eventTime:
+            change.type === 'OBJECT_FINALIZE' || change.type === 'OBJECT_METADATA_UPDATE'
+              ? String(change.object.updated ?? new Date().toISOString())
+              : new Date().toISOString(),
           ...(change.overwroteGeneration ? { overwroteGeneration: change.overwroteGeneration } : {}),
           ...(change.overwrittenByGeneration
             ? { overwrittenByGeneration: change.overwrittenByGeneration }
