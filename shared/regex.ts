@@ -7,11 +7,16 @@
  *
  * Named groups may be written `(?P<Y>...)` (Python, RE2) or `(?<Y>...)` (JavaScript, PCRE).
  *
+ * Compiling is bounded too (regex-size.ts says why): a pattern whose repetitions expand past
+ * MAX_REGEX_SIZE steps is refused before re2js sees it, a job's patterns together may not
+ * pass `withRegexBudget`'s budget, and the cache keeps at most CACHE_SIZE_LIMIT steps.
+ *
  * @example
  *   const re = compileSafeRegex('logs/(?P<Y>\\d{4})/(?P<m>\\d{2})/');
  *   re.exec('logs/2026/11/a.json'); // { Y: '2026', m: '11' }
  */
 import { RE2JS } from 're2js';
+import { regexSize } from './regex-size.ts';
 
 export interface SafeRegex {
   readonly source: string;
@@ -25,12 +30,47 @@ export class RegexError extends Error {
   override name = 'RegexError';
 }
 
-const cache = new Map<string, SafeRegex>();
+/**
+ * Steps one pattern may expand to: about 3 MB and 15 ms to compile. `\d{1,1000}` is 1,999;
+ * `(?P<Y>\d{4})/(?P<m>\d{2})/` is 12.
+ */
+export const MAX_REGEX_SIZE = 2_000;
+
+const cache = new Map<string, { regex: SafeRegex; size: number }>();
 const CACHE_LIMIT = 1000;
+/** Steps the cache keeps compiled (about 30 MB). */
+const CACHE_SIZE_LIMIT = 20_000;
+let cachedSize = 0;
+/** Steps the current `withRegexBudget` scope may still compile; unbounded outside one. */
+let budget = Number.POSITIVE_INFINITY;
+
+/**
+ * Runs `fn` (synchronous) with at most `steps` of new patterns compiled in it: what one job's
+ * validation may cost, however many patterns it carries.
+ */
+export function withRegexBudget<T>(steps: number, fn: () => T): T {
+  const outer = budget;
+  budget = Math.min(outer, steps);
+  try {
+    return fn();
+  } finally {
+    budget = outer;
+  }
+}
 
 export function compileSafeRegex(pattern: string): SafeRegex {
   const cached = cache.get(pattern);
-  if (cached) return cached;
+  if (cached) return cached.regex;
+  const size = regexSize(pattern);
+  if (size > MAX_REGEX_SIZE)
+    throw new RegexError(
+      `the pattern is too large: its repetitions expand to about ${size.toLocaleString('en-US')} steps, more than ${MAX_REGEX_SIZE.toLocaleString('en-US')}; use smaller counts (such as {1,100}) or fewer nested repetitions`,
+    );
+  if (size > budget)
+    throw new RegexError(
+      "the job's patterns together are too large to compile: use fewer patterns or smaller repetition counts",
+    );
+  budget -= size;
   let re: RE2JS;
   try {
     re = RE2JS.compile(pattern.replace(/\(\?<(?![=!])/g, '(?P<'));
@@ -53,8 +93,12 @@ export function compileSafeRegex(pattern: string): SafeRegex {
       return groups;
     },
   };
-  if (cache.size >= CACHE_LIMIT) cache.clear();
-  cache.set(pattern, compiled);
+  if (cache.size >= CACHE_LIMIT || cachedSize + size > CACHE_SIZE_LIMIT) {
+    cache.clear();
+    cachedSize = 0;
+  }
+  cache.set(pattern, { regex: compiled, size });
+  cachedSize += size;
   return compiled;
 }
 

@@ -11,7 +11,7 @@
 import { Cron } from 'croner';
 import { z } from 'zod';
 import { parseDuration } from '../duration.ts';
-import { compileSafeRegex } from '../regex.ts';
+import { compileSafeRegex, MAX_REGEX_SIZE } from '../regex.ts';
 import { parseStartTime } from '../time-format.ts';
 import { closest } from './suggest.ts';
 
@@ -136,7 +136,7 @@ export function fieldsFor(level: Level) {
             ctx.addIssue({ code: 'custom', message: (err as Error).message });
           }
         }),
-        `${description} RE2 syntax (linear time; no backreferences or lookaround).`,
+        `${description} RE2 syntax (linear time; no backreferences or lookaround); its repetitions may expand to at most ${MAX_REGEX_SIZE.toLocaleString('en-US')} steps.`,
       ),
     fieldName: (description: string) =>
       typed(

@@ -10,8 +10,15 @@
 import type { z } from 'zod';
 import { PROTOTYPE_NAME_MESSAGE } from '../auth/names.ts';
 import { type ErrorDetail, formatPath } from '../errors.ts';
+import { withRegexBudget } from '../regex.ts';
 import { describeValue, type Level, TEMPLATE_PATTERN } from './fields.ts';
 import { type JobDefinition, jobSchema } from './schema.ts';
+
+/**
+ * Steps all of one job's new patterns may expand to (regex.ts): about 30 MB and 0.1-0.2 s
+ * of compiling, so no job definition, however many patterns it carries, holds the API.
+ */
+export const JOB_REGEX_BUDGET = 20_000;
 
 export type ValidationResult<T> = { ok: true; job: T } | { ok: false; errors: ErrorDetail[] };
 
@@ -19,7 +26,9 @@ export function validateJob(value: unknown, options: { level: Level }): Validati
   const protoKeys = protoKeyPaths(value);
   if (protoKeys.length)
     return { ok: false, errors: protoKeys.map((path) => ({ path, message: PROTOTYPE_NAME_MESSAGE })) };
-  const result = jobSchema(options.level).safeParse(value, { reportInput: true });
+  const result = withRegexBudget(JOB_REGEX_BUDGET, () =>
+    jobSchema(options.level).safeParse(value, { reportInput: true }),
+  );
   if (result.success) return { ok: true, job: result.data as JobDefinition };
   return { ok: false, errors: issuesToJobErrors(result.error.issues) };
 }
