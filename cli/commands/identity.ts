@@ -2,7 +2,7 @@
 import { CliError } from '../exit-codes.ts';
 import { addListCommand } from '../list-pages.ts';
 import { printResult } from '../output.ts';
-import { readSecretFromStdin } from '../stdin-secret.ts';
+import { oneLine, readSecretFromStdin } from '../stdin-secret.ts';
 import type { CommandGroup } from './index.ts';
 
 function labels(pairs: string[] = []): Record<string, string> {
@@ -23,7 +23,10 @@ function ownPasswordChange(input: string): { password: string; current_password:
       'changing your own password needs two lines on standard input: the current password, then the new one',
     );
   }
-  return { current_password: lines[0], password: lines[1] };
+  return {
+    current_password: oneLine(lines[0], 'the current password'),
+    password: oneLine(lines[1], 'the new password'),
+  };
 }
 
 export const identityCommands: CommandGroup = (program, wrap) => {
@@ -40,7 +43,13 @@ export const identityCommands: CommandGroup = (program, wrap) => {
     .action(
       wrap(async (ctx, username, opts) => {
         const o = opts as { role: string; tenant?: string; passwordStdin?: boolean };
-        const password = o.passwordStdin ? await readSecretFromStdin(ctx.io, 'password') : undefined;
+        const password = o.passwordStdin
+          ? oneLine(
+              await readSecretFromStdin(ctx.io, 'password'),
+              'the password',
+              'Only `sluice user passwd` of your own password reads two lines (the current password, then the new one).',
+            )
+          : undefined;
         const created = await (await ctx.api()).post('/api/users', {
           body: {
             username,
@@ -81,7 +90,13 @@ export const identityCommands: CommandGroup = (program, wrap) => {
         const self = me.kind === 'user' && me.subject === username;
         const body = self
           ? ownPasswordChange(await readSecretFromStdin(ctx.io, 'current and new password'))
-          : { password: await readSecretFromStdin(ctx.io, 'password') };
+          : {
+              password: oneLine(
+                await readSecretFromStdin(ctx.io, 'password'),
+                'the new password',
+                `Two lines (the current password, then the new one) are only for changing your own password; to reset ${username as string}'s, pipe the new password alone.`,
+              ),
+            };
         await api.post(`/api/users/${encodeURIComponent(username as string)}/password`, { body });
         ctx.io.stderr(`password changed for ${username}\n`);
       }),

@@ -34,14 +34,12 @@ export async function userClaims(
 ): Promise<TokenClaims> {
   const username = canonicalUsername(rawUsername) ?? rawUsername.normalize('NFKC');
   const scopes = loginScopes(c, deps, username);
-  await limiter.assertAllowed(scopes);
+  const attempt = await limiter.begin(scopes);
   const store = await authServices(deps).store();
   const user = canonicalUsername(rawUsername) ? await store.getUser(username) : undefined;
   const ok = await verifyPassword(password, user?.password_hash ?? (await dummyPasswordHash()));
-  if (!user || !ok) {
-    await limiter.recordFailure(scopes);
-    throw ApiError.unauthenticated('invalid username or password');
-  }
+  if (!user || !ok) throw ApiError.unauthenticated('invalid username or password');
+  await attempt.succeeded();
   const tenant =
     requestedTenant ??
     (hasOwn(user.memberships, DEFAULT_TENANT) || user.system_admin

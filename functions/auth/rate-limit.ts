@@ -16,6 +16,12 @@ import { rootCollection } from '../adapters/firestore-paths.ts';
 export const MAX_FAILURES_PER_MINUTE = 10;
 const WINDOW_MS = 60_000;
 
+/** An attempt begun in `FailureLimiter.begin`: a failure unless it succeeded. */
+export interface LimitedAttempt {
+  /** The credential was good: the attempt is not a failure. */
+  succeeded(): Promise<void>;
+}
+
 export class FailureLimiter {
   constructor(
     private readonly db: Firestore,
@@ -23,37 +29,48 @@ export class FailureLimiter {
   ) {}
 
   /**
-   * Throws 429 when any scope (e.g. `user:admin`, `ip:1.2.3.4`) had 10 failures in the
-   * last 60 s, with Retry-After saying when the oldest of them leaves the window.
+   * Begins an attempt (a password or key about to be checked) in each scope (e.g.
+   * `user:admin`, `ip:1.2.3.4`): recorded as a failure first, then counted, so that
+   * attempts checked at the same time count against each other. Checking first and
+   * recording after let 50 concurrent wrong passwords all be checked, where 10 may. Throws
+   * 429 when a scope has 10 other attempts in the last 60 s, with Retry-After saying when
+   * the oldest of them leaves the window; a refused attempt is not counted. The attempt
+   * stays a failure unless `succeeded()` is called once the credential proved good.
    */
-  async assertAllowed(scopes: string[]): Promise<void> {
+  async begin(scopes: string[]): Promise<LimitedAttempt> {
     const now = this.now();
+    const refs = scopes.map((scope) => this.failures(scope).doc());
+    const batch = this.db.batch();
+    for (const ref of refs) batch.create(ref, { at: now, expires_at: new Date(now + WINDOW_MS) });
+    await batch.commit();
+    const ours = new Set(refs.map((ref) => ref.path));
     const latest = await Promise.all(
       scopes.map((scope) =>
         this.failures(scope)
           .where('at', '>', now - WINDOW_MS)
           .orderBy('at', 'desc')
-          .limit(MAX_FAILURES_PER_MINUTE)
+          .limit(MAX_FAILURES_PER_MINUTE + 1)
           .select('at')
           .get(),
       ),
     );
     let waitMs = 0;
     for (const snap of latest) {
-      if (snap.size < MAX_FAILURES_PER_MINUTE) continue;
-      const oldest = snap.docs[snap.size - 1]!.get('at') as number;
+      const others = snap.docs.filter((doc) => !ours.has(doc.ref.path)).slice(0, MAX_FAILURES_PER_MINUTE);
+      if (others.length < MAX_FAILURES_PER_MINUTE) continue;
+      const oldest = others[others.length - 1]!.get('at') as number;
       waitMs = Math.max(waitMs, oldest + WINDOW_MS - now);
     }
-    if (waitMs > 0) throw ApiError.rateLimited(Math.max(1, Math.ceil(waitMs / 1000)));
-  }
-
-  /** Records one failure for each scope. */
-  async recordFailure(scopes: string[]): Promise<void> {
-    const now = this.now();
-    const batch = this.db.batch();
-    for (const scope of scopes)
-      batch.create(this.failures(scope).doc(), { at: now, expires_at: new Date(now + WINDOW_MS) });
-    await batch.commit();
+    const forget = async () => {
+      const removal = this.db.batch();
+      for (const ref of refs) removal.delete(ref);
+      await removal.commit();
+    };
+    if (waitMs > 0) {
+      await forget();
+      throw ApiError.rateLimited(Math.max(1, Math.ceil(waitMs / 1000)));
+    }
+    return { succeeded: forget };
   }
 
   private failures(scope: string) {

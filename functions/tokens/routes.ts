@@ -108,7 +108,7 @@ async function keyClaims(
 ): Promise<TokenClaims> {
   const hash = hashKey(key);
   const scopes = [`key:${hash.slice(0, 16)}`, `ip:${clientAddress(c, deps.config.trustedProxyHops)}`];
-  await limiter.assertAllowed(scopes);
+  const attempt = await limiter.begin(scopes);
   const store = await authServices(deps).store();
   const kind = kindOfKey(key);
   const entry = kind === 'api-key' || kind === 'worker' ? await store.lookupKey(hash) : undefined;
@@ -119,6 +119,7 @@ async function keyClaims(
       sameHash(record.key_hash, hash) &&
       (!record.expires_at || Date.parse(record.expires_at) > Date.now())
     ) {
+      await attempt.succeeded();
       return {
         sub: record.id,
         kind: 'api-key',
@@ -131,6 +132,7 @@ async function keyClaims(
   if (entry?.kind === 'worker') {
     const record = (await store.worker(entry.tenant, entry.id).get()).data() as WorkerRecord | undefined;
     if (record && sameHash(record.key_hash, hash)) {
+      await attempt.succeeded();
       return {
         sub: record.id,
         kind: 'worker',
@@ -140,7 +142,6 @@ async function keyClaims(
       };
     }
   }
-  await limiter.recordFailure(scopes);
   throw ApiError.unauthenticated(
     'the key is not valid (enrollment secrets are exchanged at POST /api/workers/enroll)',
   );

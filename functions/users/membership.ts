@@ -120,12 +120,12 @@ async function assertCurrentPassword(
   scopes: string[],
 ): Promise<void> {
   const limiter = new FailureLimiter(store.db);
-  await limiter.assertAllowed(scopes);
+  const attempt = await limiter.begin(scopes);
   const user = await store.getUser(username);
   const ok =
     currentPassword !== undefined && !!user && (await verifyPassword(currentPassword, user.password_hash));
-  if (!ok) {
-    await limiter.recordFailure(scopes);
+  if (ok) await attempt.succeeded();
+  else {
     throw ApiError.forbidden(
       currentPassword === undefined
         ? 'changing your own password needs current_password'

@@ -186,30 +186,37 @@ export async function enrollWorker(
   const limiter = new FailureLimiter(store.db);
   const hash = hashKey(input.secret);
   const scopes = input.scopes(hash);
-  await limiter.assertAllowed(scopes);
+  const attempt = await limiter.begin(scopes);
   const entry = kindOfKey(input.secret) === 'enrollment' ? await store.lookupKey(hash) : undefined;
   const id = input.id ?? `w-${randomBytes(5).toString('hex')}`;
   assertNotBuiltIn(id);
   const secretRef = entry?.kind === 'enrollment' ? store.enrollmentSecret(entry.tenant, entry.id) : undefined;
   const { key, hash: keyHash } = newKey('worker');
+  /** Whether the secret proved good: then the attempt is no failure, whatever happens next. */
+  let proved = false;
   const enrolled = secretRef
-    ? await store.db.runTransaction(async (tx) => {
-        const secret = (await tx.get(secretRef)).data() as EnrollmentSecretRecord | undefined;
-        const usable =
-          secret &&
-          sameHash(secret.secret_hash, hash) &&
-          (!secret.expires_at || Date.parse(secret.expires_at) > Date.now()) &&
-          (secret.max_uses === undefined || secret.uses < secret.max_uses);
-        if (!usable) return false;
-        const workerRef = store.worker(entry!.tenant, id);
-        if ((await tx.get(workerRef)).exists) throw ApiError.conflict(`worker ${id} already exists`);
-        tx.update(secretRef, { uses: secret.uses + 1 });
-        writeWorker(tx, store, entry!.tenant, id, input.labels, keyHash, 'enrolled');
-        return true;
-      })
+    ? await store.db
+        .runTransaction(async (tx) => {
+          proved = false;
+          const secret = (await tx.get(secretRef)).data() as EnrollmentSecretRecord | undefined;
+          const usable =
+            secret &&
+            sameHash(secret.secret_hash, hash) &&
+            (!secret.expires_at || Date.parse(secret.expires_at) > Date.now()) &&
+            (secret.max_uses === undefined || secret.uses < secret.max_uses);
+          if (!usable) return false;
+          proved = true;
+          const workerRef = store.worker(entry!.tenant, id);
+          if ((await tx.get(workerRef)).exists) throw ApiError.conflict(`worker ${id} already exists`);
+          tx.update(secretRef, { uses: secret.uses + 1 });
+          writeWorker(tx, store, entry!.tenant, id, input.labels, keyHash, 'enrolled');
+          return true;
+        })
+        .finally(async () => {
+          if (proved) await attempt.succeeded();
+        })
     : false;
   if (!enrolled) {
-    await limiter.recordFailure(scopes);
     throw ApiError.unauthenticated('the enrollment secret is not valid, expired or used up');
   }
   await ensureWorkerSubscription(await deps.clients.pubsub(), entry!.tenant, id);
