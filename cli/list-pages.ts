@@ -12,14 +12,17 @@ import { printResult } from './output.ts';
 
 export const LIMIT_OPTION = ['--limit <n>', 'show at most N items (default: all of them)'] as const;
 
+/** `--limit N` as a number (undefined when not given); anything but a whole number of 1 or more is a usage error. */
+export function parseLimit(given: string | undefined): number | undefined {
+  if (given === undefined) return undefined;
+  const limit = Number(given);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw CliError.usage(`--limit takes a whole number of 1 or more, not "${given}"`);
+  return limit;
+}
+
 export async function listAll<T = unknown>(ctx: CommandContext, path: string, opts: unknown): Promise<T[]> {
-  const given = (opts as { limit?: string } | undefined)?.limit;
-  let limit: number | undefined;
-  if (given !== undefined) {
-    limit = Number(given);
-    if (!Number.isInteger(limit) || limit < 1)
-      throw CliError.usage(`--limit takes a whole number of 1 or more, not "${given}"`);
-  }
+  const limit = parseLimit((opts as { limit?: string } | undefined)?.limit);
   return (await ctx.api()).list<T>(path, limit === undefined ? {} : { limit });
 }
 

@@ -1,10 +1,126 @@
-/** `sluice events ls|tail`: the event log. */
+/**
+ * `sluice events ls|tail`: the event log.
+ *
+ * `ls` shows what happened recently, as `kubectl get events` does: the newest `--limit`
+ * events (default 100), oldest first, and a note on stderr when older ones were left out.
+ * `GET /api/events` reads forward only (oldest first, a cursor to the next page, at most
+ * 1,000 events a page), so `ls` first reads from the start while that fits in `--limit`,
+ * and otherwise reads back from now in ever wider windows until one holds enough.
+ */
 
-import type { EventPage } from '../../shared/api/events.ts';
+import type { EventPage, EventView } from '../../shared/api/events.ts';
+import { parseDuration } from '../../shared/duration.ts';
 import { EventTail } from '../../shared/events/tail.ts';
+import type { ApiClient } from '../api-client.ts';
 import { CliError } from '../exit-codes.ts';
+import { parseLimit } from '../list-pages.ts';
 import { printResult } from '../output.ts';
 import type { CommandGroup } from './index.ts';
+
+/** The most events one `GET /api/events` answers (its `limit`, functions/events/routes.ts). */
+const PAGE_MAX = 1000;
+/** `ls` reads back from now this far first, then each window this many times wider... */
+const FIRST_WINDOW_MS = 60_000;
+const WINDOW_GROWTH = 8;
+/** ...and once a window would be wider than this (the log keeps events 30 days), from the start. */
+const WHOLE_LOG_MS = 30 * 24 * 3_600_000;
+
+const SINCE_FORMAT = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** `--since`: an RFC 3339 time with its offset (`2026-11-26T15:05:00+01:00`, `...Z`); else a usage error. */
+function parseSince(given: string | undefined): Date | undefined {
+  if (given === undefined) return undefined;
+  const time = SINCE_FORMAT.test(given.trim())
+    ? new Date(given.trim().replace(' ', 'T').toUpperCase())
+    : undefined;
+  if (!time || Number.isNaN(time.getTime()))
+    throw CliError.usage(
+      `--since: '${given}' is not a time; use RFC 3339 with a time zone, e.g. 2026-11-23T12:00:00Z or 2026-11-23T13:00:00+01:00`,
+    );
+  return time;
+}
+
+/** `--interval`: milliseconds (`1000`) or a duration (`2s`, `500ms`), from 100 ms to 1 h; else a usage error. */
+function parseInterval(given: string): number {
+  const text = given.trim();
+  let ms = Number.NaN;
+  if (/^\d+(\.\d+)?$/.test(text)) ms = Number(text);
+  else {
+    try {
+      ms = parseDuration(text);
+    } catch {
+      // refused below
+    }
+  }
+  if (!(ms >= 100 && ms <= 3_600_000))
+    throw CliError.usage(
+      `--interval: '${given}' is not a wait between polls; give a duration from 100ms to 1h, e.g. 2s, or a number of milliseconds`,
+    );
+  return ms;
+}
+
+/** Where an event made at `time` sorts in the log: its id starts so (`eventIdTime`, functions/events/event-log.ts). */
+function idTime(time: Date): string {
+  return time.toISOString().replace(/[-:.TZ]/g, '');
+}
+
+type Filters = Record<'type' | 'job' | 'worker' | 'source', string | undefined>;
+
+/**
+ * The newest `limit` events that match `filters`, from `since` on (from the start when
+ * undefined), oldest first, and whether older ones were left out.
+ */
+export async function newestEvents(
+  api: ApiClient,
+  filters: Filters,
+  since: Date | undefined,
+  limit: number,
+  now = Date.now(),
+): Promise<{ events: EventView[]; leftOut: boolean }> {
+  const page = (from: Date | undefined, cursor: string | undefined, size: number) =>
+    api.get<EventPage>('/api/events', {
+      query: {
+        ...filters,
+        ...(cursor ? { cursor } : { since: from?.toISOString() }),
+        limit: String(size),
+      },
+    });
+
+  // A short log (or period): whole, from the start, while it fits in limit + 1 events.
+  const first: EventView[] = [];
+  let cursor: string | undefined;
+  do {
+    const got = await page(since, cursor, Math.min(PAGE_MAX, limit + 1 - first.length));
+    first.push(...got.events);
+    cursor = got.next_cursor ?? undefined;
+  } while (cursor && first.length <= limit);
+  if (!cursor) return { events: first.slice(-limit), leftOut: first.length > limit };
+
+  // More than `limit`, and the newest are at the end. Each window reads from its start up
+  // to where the one before began (`before`), so no event is read in two windows.
+  let newer: EventView[] = [];
+  let before: string | undefined;
+  for (let span = FIRST_WINDOW_MS; ; span *= WINDOW_GROWTH) {
+    let from: Date | undefined = span > WHOLE_LOG_MS ? undefined : new Date(now - span);
+    if (since && (!from || from <= since)) from = since;
+    const keep = limit + 1 - newer.length;
+    const window: EventView[] = [];
+    cursor = undefined;
+    reading: do {
+      const got = await page(from, cursor, PAGE_MAX);
+      for (const event of got.events) {
+        if (before !== undefined && event.id >= before) break reading;
+        window.push(event);
+      }
+      if (window.length > keep) window.splice(0, window.length - keep);
+      cursor = got.next_cursor ?? undefined;
+    } while (cursor);
+    newer = [...window, ...newer];
+    if (newer.length > limit || from === since)
+      return { events: newer.slice(-limit), leftOut: newer.length > limit };
+    before = idTime(from!);
+  }
+}
 
 export const eventsCommands: CommandGroup = (program, wrap) => {
   const events = program.command('events').description('The event log');
@@ -14,39 +130,44 @@ export const eventsCommands: CommandGroup = (program, wrap) => {
       .option('--job <name>')
       .option('--worker <id>')
       .option('--source <source>', 'job, worker or server')
-      .option('--since <time>', 'RFC 3339 time');
+      .option('--since <time>', 'RFC 3339 time, e.g. 2026-11-23T12:00:00Z or 2026-11-23T13:00:00+01:00');
+  const filtersOf = (o: Record<string, string | undefined>): Filters => ({
+    type: o.type,
+    job: o.job,
+    worker: o.worker,
+    source: o.source,
+  });
 
-  filters(events.command('ls').description('List events, oldest first'))
-    .option('--limit <n>', 'at most this many', '100')
+  filters(events.command('ls').description('List the newest events, oldest first'))
+    .option('--limit <n>', 'show the newest N (older ones are left out, with a note on stderr)', '100')
     .action(
       wrap(async (ctx, opts) => {
         const o = opts as Record<string, string | undefined>;
-        const page = await (await ctx.api()).get<EventPage>('/api/events', {
-          query: {
-            type: o.type,
-            job: o.job,
-            worker: o.worker,
-            source: o.source,
-            since: o.since,
-            limit: o.limit,
-          },
-        });
-        printResult(ctx.io, page.events, ctx.globals.output, {
+        const limit = parseLimit(o.limit) ?? 100;
+        const since = parseSince(o.since);
+        const { events, leftOut } = await newestEvents(await ctx.api(), filtersOf(o), since, limit);
+        printResult(ctx.io, events, ctx.globals.output, {
           columns: ['time', 'type', 'source', 'job', 'worker', 'payload'],
         });
+        if (leftOut)
+          ctx.io.stderr(
+            `showing the newest ${limit} event${limit === 1 ? '' : 's'}, from ${events[0]?.time}; older ones were left out: ` +
+              'show more with --limit N, or those from a time on with --since TIME\n',
+          );
       }),
     );
 
   filters(events.command('tail').description('Follow new events until Ctrl-C (one JSON event per line)'))
-    .option('--interval <ms>', 'poll interval', '1000')
+    .option(
+      '--interval <wait>',
+      'time between polls: a duration from 100ms to 1h, e.g. 2s, or milliseconds',
+      '1s',
+    )
     .action(
       wrap(async (ctx, opts) => {
         const o = opts as Record<string, string | undefined>;
-        const start = o.since === undefined ? new Date() : new Date(o.since);
-        if (Number.isNaN(start.getTime()))
-          throw CliError.usage(
-            `--since: '${o.since}' is not a time; use RFC 3339, e.g. 2026-11-23T12:00:00Z`,
-          );
+        const start = parseSince(o.since) ?? new Date();
+        const interval = parseInterval(o.interval ?? '1s');
         const api = await ctx.api();
         const tail = new EventTail(start);
         for (;;) {
@@ -56,10 +177,7 @@ export const eventsCommands: CommandGroup = (program, wrap) => {
           do {
             const page = await api.get<EventPage>('/api/events', {
               query: {
-                type: o.type,
-                job: o.job,
-                worker: o.worker,
-                source: o.source,
+                ...filtersOf(o),
                 ...(cursor ? { cursor } : { since: tail.since() }),
                 limit: '500',
               },
@@ -67,7 +185,7 @@ export const eventsCommands: CommandGroup = (program, wrap) => {
             for (const event of tail.fresh(page.events)) ctx.io.stdout(`${JSON.stringify(event)}\n`);
             cursor = page.next_cursor ?? undefined;
           } while (cursor);
-          await new Promise((r) => setTimeout(r, Number(o.interval)));
+          await new Promise((r) => setTimeout(r, interval));
         }
       }),
     );

@@ -1,6 +1,7 @@
 /** `sluice job ...`: validate, store, stage, deploy and inspect job definitions. */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import type { DeploymentView } from '../../shared/api/jobs.ts';
 import { OUTPUT_METRICS_WINDOW_LABEL, outputKindOf } from '../../shared/events/output-metrics.ts';
 import { parseJobYaml } from '../../shared/job/index.ts';
 import { CliError } from '../exit-codes.ts';
@@ -32,8 +33,11 @@ export const jobCommands: CommandGroup = (program, wrap) => {
   job
     .command('run')
     .description('Run a job file in the foreground on this machine, without deploying it')
-    .argument('<file>')
-    .option('--context <key=value...>', 'context values (JSON when they parse, else strings)')
+    .argument('[file]', 'the job file (YAML or JSON)')
+    .option(
+      '--context <key=value...>',
+      'context values, JSON when they parse, else strings (several after one --context, or --context repeated)',
+    )
     .option('--worker <id>', 'the value of {{worker}} (default: this host name)')
     .option('--state-dir <dir>', 'where fingerprints and high-watermarks are kept', '.sluice/state')
     .addHelpText(
@@ -41,7 +45,16 @@ export const jobCommands: CommandGroup = (program, wrap) => {
       "\nprint output goes to standard output, one JSON event per line; everything else to standard error.\nA gcs input prints each object's events together, objects in listing order (ordered: true), unless the job says ordered: false.\nExample:\n  sluice job run status.yaml --context host=example.org > events.ndjson",
     )
     .action(
-      wrap(async (ctx, file, opts) => await jobRunAction(ctx, file as string, opts as { stateDir: string })),
+      wrap(async (ctx, file, opts) => {
+        const options = opts as { context?: string[]; stateDir: string };
+        let jobFile = file as string | undefined;
+        // `--context a=1 job.yaml`: the list of values took the file too.
+        if (jobFile === undefined && !options.context?.at(-1)?.includes('='))
+          jobFile = options.context?.pop();
+        if (jobFile === undefined)
+          throw CliError.usage('missing the job file: sluice job run FILE [--context KEY=VALUE...]');
+        await jobRunAction(ctx, jobFile, options);
+      }),
     );
 
   job
@@ -83,11 +96,7 @@ export const jobCommands: CommandGroup = (program, wrap) => {
     .action(
       wrap(async (ctx, opts) => {
         const api = await ctx.api();
-        const jobs = await listAll<{ name: string; deployments: { worker: string; state: string }[] }>(
-          ctx,
-          '/api/jobs',
-          opts,
-        );
+        const jobs = await listAll<{ name: string; deployments: DeploymentView[] }>(ctx, '/api/jobs', opts);
         // The list has no definitions: each job's output kind comes from its own GET.
         const [definitions, metrics] = await Promise.all([
           mapLimited(jobs, 8, (j) =>
@@ -107,7 +116,7 @@ export const jobCommands: CommandGroup = (program, wrap) => {
           ctx.globals.output === 'table'
             ? withOutput.map((j) => ({
                 ...j,
-                deployments: j.deployments.map((d) => `${d.worker}:${d.state}`).join(' '),
+                deployments: j.deployments.map(deploymentCell).join(' '),
                 output_metrics: metricsCell(j.output_metrics ?? undefined),
               }))
             : withOutput;
@@ -213,6 +222,20 @@ export const jobCommands: CommandGroup = (program, wrap) => {
       }),
     );
 };
+
+/** The longest reason `job ls` shows beside a failed deployment; `job get` shows it whole. */
+const REASON_IN_LIST = 40;
+
+/**
+ * One deployment in the `job ls` table: `worker:state`, and a failed one's reason shortened
+ * to its first line and REASON_IN_LIST characters, e.g. `cloud:failed (missing variable SUFFIX)`.
+ */
+export function deploymentCell(d: Pick<DeploymentView, 'worker' | 'state' | 'error'>): string {
+  if (!d.error) return `${d.worker}:${d.state}`;
+  const reason = d.error.split('\n', 1)[0]!.replace(/\s+/g, ' ').trim();
+  const short = reason.length > REASON_IN_LIST ? `${reason.slice(0, REASON_IN_LIST - 1).trimEnd()}…` : reason;
+  return `${d.worker}:${d.state} (${short})`;
+}
 
 /** `map` over `items` with at most `limit` calls in flight, results in order. */
 async function mapLimited<T, U>(items: T[], limit: number, map: (item: T) => Promise<U>): Promise<U[]> {

@@ -8,6 +8,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import {
   DeploymentView as DeploymentViewSchema,
+  type DeploymentView as DeploymentViewType,
   JobSummary as JobSummarySchema,
   JobView as JobViewSchema,
   SavedJob as SavedJobSchema,
@@ -297,9 +298,19 @@ async function readDefinition(
   return { definition: result.raw as Record<string, unknown>, yaml: new TextDecoder().decode(bytes) };
 }
 
-function deploymentsOf(record: Pick<JobRecord, 'deployments'>) {
+/**
+ * A job's deployments as answered: `error` only on a failed one (a stored reason outlives
+ * the state it came with until the next change, and a worker may send one beside any state).
+ */
+function deploymentsOf(record: Pick<JobRecord, 'deployments'>): DeploymentViewType[] {
   return Object.entries(record.deployments ?? {})
-    .map(([worker, d]) => ({ worker, state: d.state, version: d.version, updated_at: d.updated_at }))
+    .map(([worker, d]) => ({
+      worker,
+      state: d.state,
+      version: d.version,
+      updated_at: d.updated_at,
+      ...(d.state === 'failed' && d.error ? { error: d.error } : {}),
+    }))
     .sort((a, b) => a.worker.localeCompare(b.worker));
 }
 

@@ -187,8 +187,9 @@ export async function handleRunRequest(
     if (part) return await afterPart(deps, request, part.run, result, ended, rendered.redact);
     if (parts && parts.count > 0)
       await endRunPart(deps, request, parts.runId, ended ?? { failed: true }, rendered.redact);
+    // The reason of a failed run quotes what the job was given: its secrets' values too.
     const state = stateAfter(result, rendered.runsOnce);
-    if (state) await recordCloudState(db, tenant, state);
+    if (state) await recordCloudState(db, tenant, rendered.redact(state));
     // A run read in parts is looked at again when its last part ends (endRunPart).
     return await afterRun(deps, request, { version, owner: run }, result, (parts?.count ?? 0) > 0);
   } catch (err) {

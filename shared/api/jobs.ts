@@ -10,6 +10,12 @@ export const DeploymentView = z.object({
   state: z.string(),
   version: z.number(),
   updated_at: z.string(),
+  error: z
+    .string()
+    .optional()
+    .describe(
+      'Why the deployment cannot run, as its worker reported it (secret values replaced by their names). Only on a `failed` deployment, and only when its worker gave a reason.',
+    ),
 });
 
 export const JobSummary = z.object({

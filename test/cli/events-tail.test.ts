@@ -88,4 +88,17 @@ describe('sluice events tail', () => {
     expect(r.stderr).toContain('--since');
     expect(r.stderr).toContain('RFC 3339');
   });
+
+  it('refuses an --interval that is not a sensible wait, before it polls at all', async () => {
+    for (const interval of ['abc', '0', '-5', '2x', '10d', '']) {
+      // Raced against a timer: a tail that took it would poll on and never return.
+      const r = await Promise.race([
+        runCli(['events', 'tail', '--interval', interval], { env }),
+        new Promise<undefined>((r) => setTimeout(r, 3_000)),
+      ]);
+      expect(r?.code, interval).toBe(2);
+      expect(r?.stderr).toContain('--interval');
+      expect(r?.stderr).toContain('2s');
+    }
+  });
 });

@@ -2,9 +2,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { serveTestApp, type TestApp, testApp } from '../helpers/app.ts';
-import { bootstrapTestAdmin } from '../helpers/auth.ts';
+import { apiKeyToken, bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { runCli } from '../helpers/cli.ts';
+import { json, jsonInit } from '../helpers/http.ts';
 
 let t: TestApp;
 let server: { url: string; close(): Promise<void> };
@@ -68,5 +70,49 @@ describe('sluice job', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('nothing was sent');
     expect((await cli('job', 'get', 'bad')).code).toBe(4);
+  });
+});
+
+describe('a failed deployment', () => {
+  it('says why in job get and, shortened, in job ls', async () => {
+    const admin = bearer(env.SLUICE_TOKEN!);
+    const failing = join(dir, 'failing.yaml');
+    writeFileSync(
+      failing,
+      'name: failing\ninput:\n  http-poll:\n    url: https://example.org/s\noutput:\n  print: {}\n',
+    );
+    expect((await cli('job', 'apply', failing)).code).toBe(0);
+    const { key } = await json(await t.request('/api/workers', jsonInit('POST', { id: 'cli-w2' }, admin)));
+    expect((await cli('job', 'deploy', 'failing', '--worker', 'cli-w2')).code).toBe(0);
+    const reason =
+      'request to https://example.org/s failed: fetch failed (SELF_SIGNED_CERT_IN_CHAIN: self-signed certificate in certificate chain)';
+    const beat = await t.request(
+      '/api/worker/heartbeat',
+      jsonInit(
+        'POST',
+        { jobs: [{ name: 'failing', state: 'failed', error: reason }] },
+        bearer(await apiKeyToken(t, key)),
+      ),
+    );
+    expect(beat.status).toBe(204);
+
+    const got = await cli('job', 'get', 'failing');
+    expect(got.code, got.stderr).toBe(0);
+    expect(parse(got.stdout).deployments).toEqual([
+      { worker: 'cli-w2', state: 'failed', version: 1, updated_at: expect.any(String), error: reason },
+    ]);
+    const asJson = JSON.parse((await cli('job', 'get', 'failing', '-o', 'json')).stdout);
+    expect(asJson.deployments).toEqual([
+      expect.objectContaining({ worker: 'cli-w2', state: 'failed', error: reason }),
+    ]);
+
+    const ls = await cli('job', 'ls');
+    expect(ls.code, ls.stderr).toBe(0);
+    const row = ls.stdout.split('\n').find((l) => l.startsWith('failing'))!;
+    expect(row).toContain('cli-w2:failed (request to https://example.org/s failed…)');
+    expect(row).not.toContain('SELF_SIGNED');
+    const lsJson = JSON.parse((await cli('job', 'ls', '-o', 'json')).stdout);
+    expect(lsJson.find((j: { name: string }) => j.name === 'failing').deployments[0].error).toBe(reason);
+    expect((await cli('job', 'undeploy', 'failing')).code).toBe(0);
   });
 });

@@ -189,3 +189,53 @@ describe('events', () => {
     expect((await t.request('/api/events?type=not-a-type', { headers: admin })).status).toBe(400);
   });
 });
+
+describe('deployment states', () => {
+  it('say why a deployment failed (`error`, on failed deployments only), in the job, the list and OpenAPI', async () => {
+    const yaml =
+      'name: why-failed\ninput:\n  http-poll:\n    url: http://example.com\noutput:\n  print: {}\n';
+    expect((await putYaml('why-failed', yaml)).status).toBe(201);
+    expect((await post('why-failed/deploy', { workers: ['w2'] })).status).toBe(200);
+    const key = (
+      await json(await t.request('/api/workers/w2/rotate-key', { method: 'POST', headers: admin }))
+    ).key;
+    const w2 = bearer(await apiKeyToken(t, key));
+    const beat = async (state: string, error?: string) =>
+      expect(
+        (
+          await t.request(
+            '/api/worker/heartbeat',
+            jsonInit('POST', { jobs: [{ name: 'why-failed', state, ...(error ? { error } : {}) }] }, w2),
+          )
+        ).status,
+      ).toBe(204);
+    const deploymentIn = async () => {
+      const job = await json(await t.request('/api/jobs/why-failed', { headers: admin }));
+      const listed = (await json(await t.request('/api/jobs', { headers: admin }))).find(
+        (j: { name: string }) => j.name === 'why-failed',
+      );
+      expect(listed.deployments).toEqual(job.deployments);
+      return job.deployments;
+    };
+
+    await beat('failed', 'missing variable SUFFIX');
+    expect(await deploymentIn()).toEqual([
+      {
+        worker: 'w2',
+        state: 'failed',
+        version: 1,
+        updated_at: expect.any(String),
+        error: 'missing variable SUFFIX',
+      },
+    ]);
+    // A reason sent beside any other state is not shown: only a failed deployment has one.
+    await beat('running', 'left over');
+    const running = await deploymentIn();
+    expect(running).toEqual([{ worker: 'w2', state: 'running', version: 1, updated_at: expect.any(String) }]);
+
+    const doc = await json(await t.request('/api/openapi.json'));
+    expect(doc.components.schemas.Deployment.properties.error).toMatchObject({ type: 'string' });
+    expect(doc.components.schemas.Deployment.required).not.toContain('error');
+    expect((await post('why-failed/undeploy')).status).toBe(200);
+  });
+});

@@ -1,5 +1,6 @@
 import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { createPrintOutput } from '../../functions/runner/outputs/print/index.ts
 import { runJob } from '../../functions/runner/runner.ts';
 import { fileStores } from '../../functions/runner/stores/file.ts';
 import type { RunReport } from '../../functions/runner/types.ts';
+import { loadOrCreateCertificate } from '../../local/tls.ts';
 import { validateJob } from '../../shared/job/validate.ts';
 
 let server: Server;
@@ -197,6 +199,29 @@ describe('the http-poll input', () => {
     await poll({ url: `${base}/object`, method: 'POST', headers: { 'x-team': 'data' }, body: 'q=1' });
     expect(requests[0]).toMatchObject({ method: 'POST', url: '/object', body: 'q=1' });
     expect(requests[0]!.headers['x-team']).toBe('data');
+  });
+
+  it('says what made a request fail (an untrusted certificate), not just "fetch failed"', async () => {
+    const tls = await loadOrCreateCertificate(mkdtempSync(join(tmpdir(), 'sluice-poll-tls-')));
+    const https = createHttpsServer({ cert: tls.cert, key: tls.key }, (_req, res) => res.end('[]'));
+    await new Promise<void>((r) => https.listen(0, '127.0.0.1', r));
+    try {
+      const url = `https://127.0.0.1:${(https.address() as AddressInfo).port}/api/health`;
+      const { error, reports } = await poll({ url, json: true });
+      expect(error?.message).toMatch(
+        /^request to https:\/\/127\.0\.0\.1:\d+\/api\/health failed: fetch failed \((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN): self[- ]signed certificate/,
+      );
+      expect(reports.find((r) => r.type === 'job-errors')?.payload.reason).toBe(error?.message);
+    } finally {
+      https.close();
+    }
+  });
+
+  it('shows no credentials of the URL when a request fails', async () => {
+    const { error } = await poll({ url: `http://reader:hunter2@127.0.0.1:${new URL(base).port}/object` });
+    expect(error?.message).toContain(`request to http://***@127.0.0.1:${new URL(base).port}/object failed: `);
+    expect(error?.message).not.toContain('hunter2');
+    expect(error?.message).not.toContain('reader');
   });
 
   it('fails a one-shot run on a non-2xx answer, saying why', async () => {

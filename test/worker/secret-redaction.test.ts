@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { secretRedactor } from '../../functions/runner/redact.ts';
 import { serveTestApp, type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
+import { cloudTick } from '../helpers/cloud-tick.ts';
 import { json, jsonInit } from '../helpers/http.ts';
 import { startWorkerProcess } from '../helpers/worker-process.ts';
 
@@ -79,6 +80,36 @@ describe('secret values in what a job reports', () => {
       t.logs(),
     ].join('\n');
     for (const secret of [KEY, TOKEN, encodeURIComponent(TOKEN)]) expect(everything).not.toContain(secret);
+  }, 60_000);
+});
+
+describe('secret values in what a run on the cloud worker leaves', () => {
+  it('are replaced by their names in the deployment state and its transitions', async () => {
+    expect((await t.request('/api/secrets/api/key', jsonInit('PUT', { value: KEY }, admin))).status).toBe(
+      204,
+    );
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/data?key=\${secret|api/key}`;
+    await t.request('/api/jobs/leaky-cloud', {
+      method: 'PUT',
+      headers: { ...admin, 'content-type': 'application/yaml' },
+      body: `name: leaky-cloud\ninput:\n  http-poll:\n    url: '${url}'\noutput:\n  print: {}\n`,
+    });
+    expect(
+      (await t.request('/api/jobs/leaky-cloud/deploy', jsonInit('POST', { workers: ['cloud'] }, admin)))
+        .status,
+    ).toBe(200);
+    await cloudTick(t.deps);
+
+    const job = await json(await t.request('/api/jobs/leaky-cloud', { headers: admin }));
+    const deployment = job.deployments.find((d: { worker: string }) => d.worker === 'cloud');
+    expect(deployment).toMatchObject({ state: 'failed', error: expect.stringContaining('[secret api/key]') });
+    const transitions = JSON.stringify(
+      await json(
+        await t.request('/api/events?type=job-state-transition&job=leaky-cloud', { headers: admin }),
+      ),
+    );
+    expect(transitions).toContain('[secret api/key]');
+    expect(`${JSON.stringify(job)}\n${transitions}`).not.toContain(KEY);
   }, 60_000);
 });
 

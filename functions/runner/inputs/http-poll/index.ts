@@ -4,7 +4,9 @@
  * `{ "_raw": <body text> }`. Non-2xx answers and timeouts fail the run with a reason.
  * The request goes through the egress guard (`../../egress/`): addresses the runner's
  * policy refuses fail the run with `egress refused: <address>: <reason>`, and an answer
- * over `max-response-size` fails it without being read further.
+ * over `max-response-size` fails it without being read further. A request that fails says
+ * why (`fetch failed (ECONNREFUSED: ...)`, ../../fetch-errors.ts), never with the URL's
+ * user name and password.
  */
 import { formatByteSize, parseByteSize } from '../../../../shared/byte-size.ts';
 import { parseDuration } from '../../../../shared/duration.ts';
@@ -17,6 +19,7 @@ import {
   ResponseTooLargeError,
 } from '../../egress/guarded-fetch.ts';
 import { type EgressPolicy, egressPolicyFromEnv } from '../../egress/policy.ts';
+import { requestFailed, withoutUrlCredentials } from '../../fetch-errors.ts';
 import type { Input, RunEvent } from '../../types.ts';
 
 const BATCH_SIZE = 1_000;
@@ -51,13 +54,14 @@ export function createHttpPollInput(config: HttpPollInput, options: HttpPollOpti
         if (err instanceof EgressRefusedError) throw err;
         if (err instanceof ResponseTooLargeError) {
           throw new Error(
-            `response too large: ${config.url} answered more than ${formatByteSize(maxBytes)} (max-response-size: ${formatByteSize(maxBytes)}; raise it in the job to read more)`,
+            `response too large: ${withoutUrlCredentials(config.url)} answered more than ${formatByteSize(maxBytes)} (max-response-size: ${formatByteSize(maxBytes)}; raise it in the job to read more)`,
           );
         }
-        throw new Error(`request to ${config.url} failed: ${(err as Error).message}`);
+        throw new Error(requestFailed(config.url, err));
       }
       const text = new TextDecoder().decode(res.body);
-      if (!res.ok) throw new Error(`${config.url} answered ${res.status}: ${text.slice(0, 200)}`);
+      if (!res.ok)
+        throw new Error(`${withoutUrlCredentials(config.url)} answered ${res.status}: ${text.slice(0, 200)}`);
       // Large answers go out in batches: the output can push back, and Ctrl-C stops between them.
       const events = toEvents(text, config.json);
       for (let i = 0; i < events.length && !ctx.signal.aborted; i += BATCH_SIZE)

@@ -17,6 +17,7 @@ import { parseDuration } from '../../../../shared/duration.ts';
 import type { HttpPostOutput } from '../../../../shared/job/schema.ts';
 import { EgressRefusedError, guardedFetch } from '../../egress/guarded-fetch.ts';
 import { type EgressPolicy, egressPolicyFromEnv } from '../../egress/policy.ts';
+import { requestFailed, withoutUrlCredentials } from '../../fetch-errors.ts';
 import { backoff } from '../../inputs/gcs/retry.ts';
 import {
   type JsonLines,
@@ -60,6 +61,8 @@ export function createHttpPostOutput(config: HttpPostOutput, options: HttpPostOu
     ...(config.gzip ? { 'content-encoding': 'gzip' } : {}),
     ...config.headers,
   };
+  // What reports and errors show of the URL: never its user name and password.
+  const shownUrl = withoutUrlCredentials(config.url);
   let sending: Promise<void> = Promise.resolve();
   let failure: Error | undefined;
 
@@ -68,7 +71,7 @@ export function createHttpPostOutput(config: HttpPostOutput, options: HttpPostOu
     failure ??= markReported(new DeliveryFailed(reason));
     options.report({
       type: 'job-errors',
-      payload: { output: 'http-post', url: config.url, reason, ...detail },
+      payload: { output: 'http-post', url: shownUrl, reason, ...detail },
     });
   };
 
@@ -98,7 +101,7 @@ export function createHttpPostOutput(config: HttpPostOutput, options: HttpPostOu
         const excerpt = new TextDecoder().decode(res.body.subarray(0, 200));
         if (res.status !== 429 && res.status < 500) {
           fail(
-            `${config.url} answered ${res.status}: ${excerpt}; the batch of ${batch.events} events was not delivered`,
+            `${shownUrl} answered ${res.status}: ${excerpt}; the batch of ${batch.events} events was not delivered`,
             {
               status: res.status,
               events: batch.events,
@@ -106,7 +109,7 @@ export function createHttpPostOutput(config: HttpPostOutput, options: HttpPostOu
           );
           return;
         }
-        transient = `${config.url} answered ${res.status}`;
+        transient = `${shownUrl} answered ${res.status}`;
         wait = retryAfterMs(res.headers.get('retry-after'), RETRY_AFTER_CAP_MS);
       } catch (err) {
         if (options.signal?.aborted) throw err;
@@ -114,7 +117,7 @@ export function createHttpPostOutput(config: HttpPostOutput, options: HttpPostOu
           fail(err.message, { events: batch.events });
           return;
         }
-        transient = `request to ${config.url} failed: ${describe(err)}`;
+        transient = requestFailed(config.url, err);
       }
       if (attempt >= config.retries) {
         fail(`${transient}; gave up after ${attempt + 1} attempts`, {
@@ -180,12 +183,6 @@ export function createHttpPostOutput(config: HttpPostOutput, options: HttpPostOu
       await sending.catch(() => {});
     },
   };
-}
-
-function describe(err: unknown): string {
-  const e = err as { message?: unknown; cause?: { code?: unknown; message?: unknown } };
-  const cause = e?.cause ? ` (${String(e.cause.code ?? e.cause.message)})` : '';
-  return `${String(e?.message ?? err)}${cause}`.slice(0, 300);
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
