@@ -24,16 +24,34 @@ function target(scope: string, id: string | undefined): Target {
   return { kind: scope, id };
 }
 
-/** `KEY=VALUE`: VALUE is JSON when it parses, else a string. */
-export function parseAssignment(text: string): [string, unknown] {
+/** Commander collector for a repeatable single-value option. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/**
+ * `KEY=VALUE`: VALUE is JSON when it parses, else a string (the contract's rule). Two cases
+ * of that rule surprise people, so they are said on `warn` (stderr), with how to keep the
+ * text: an integer a JSON number cannot hold exactly (a 20-digit id becomes another number),
+ * and a value that starts like a JSON list or map but does not parse (kept as text).
+ */
+export function parseAssignment(text: string, warn: (message: string) => void = () => {}): [string, unknown] {
   const at = text.indexOf('=');
   if (at < 1) throw CliError.usage(`expected KEY=VALUE, got "${text}"`);
+  const key = text.slice(0, at);
   const raw = text.slice(at + 1);
+  const asText = `to keep it as text, write it as a JSON string: ${key}='${JSON.stringify(raw).replaceAll("'", "'\\''")}'`;
+  let value: unknown;
   try {
-    return [text.slice(0, at), JSON.parse(raw)];
-  } catch {
-    return [text.slice(0, at), raw];
+    value = JSON.parse(raw);
+  } catch (err) {
+    if (/^\s*[[{]/.test(raw))
+      warn(`note: ${key}: not valid JSON (${(err as Error).message}); stored as text\n`);
+    return [key, raw];
   }
+  if (typeof value === 'number' && /^-?\d+$/.test(raw.trim()) && !Number.isSafeInteger(value))
+    warn(`note: ${key}: ${raw.trim()} is too large for a JSON number and is stored as ${value}; ${asText}\n`);
+  return [key, value];
 }
 
 async function readPath(ctx: CommandContext, t: Target): Promise<unknown> {
@@ -64,40 +82,62 @@ export const contextCommands: CommandGroup = (program, wrap) => {
     .description('Set keys (merge); VALUE is JSON when it parses, else a string')
     .argument('<scope>', 'global | worker | job')
     .argument('[args...]', '[NAME] KEY=VALUE...')
-    .option('--replace', 'replace the whole map instead of merging (worker maps and global)')
-    .option('--unset <key...>', 'delete keys')
+    .option('--replace', 'replace the whole map with the KEY=VALUE pairs given (worker maps and global)')
+    .option('--clear', 'remove every key of the map (worker maps and global)')
+    .option('--unset <key>', 'delete a key (repeat for more)', collect)
     .addHelpText(
       'after',
-      '\nExamples:\n  sluice context set global interval=5m batch=500\n  sluice context set worker w1 interval=30m --unset old_key\n  sluice context set job ingest \'filters=["a","b"]\'',
+      '\nVALUE is JSON (number, true, false, null, list, map, "string") when it parses, else a string;\n' +
+        'a JSON string keeps text that would parse as something else (v=\'"1.10"\').\n' +
+        '\nExamples:\n  sluice context set global interval=5m batch=500\n  sluice context set worker w1 interval=30m --unset old_key --unset older_key\n  sluice context set job ingest \'filters=["a","b"]\'\n  sluice context set worker w1 --clear',
     )
     .action(
       wrap(async (ctx, scope, args, opts) => {
         const list = [...(args as string[])];
         const name = scope === 'global' ? undefined : list.shift();
         const t = target(scope as string, name);
-        const o = opts as { replace?: boolean; unset?: string[] };
-        const body: Record<string, unknown> = Object.fromEntries(list.map(parseAssignment));
-        if (o.unset) {
+        const o = opts as { replace?: boolean; clear?: boolean; unset?: string[] };
+        const unset = o.unset ?? [];
+        const bare = list.find((arg) => !arg.includes('='));
+        if (bare !== undefined && unset.length > 0)
+          throw CliError.usage(
+            `expected KEY=VALUE, got "${bare}": --unset takes one key, repeat it for more (--unset ${bare})`,
+          );
+        const body: Record<string, unknown> = Object.fromEntries(
+          list.map((arg) => parseAssignment(arg, ctx.io.stderr)),
+        );
+        if (o.clear) {
+          if (list.length > 0 || unset.length > 0)
+            throw CliError.usage('--clear removes every key: give no KEY=VALUE or --unset with it');
+          if (t.kind === 'job')
+            throw CliError.usage('--clear works for global and worker maps; for a job map, --unset each key');
+        }
+        if (unset.length > 0) {
           if (o.replace)
             throw CliError.usage(
               '--unset and --replace do not combine: --replace already drops every key not given',
             );
-          for (const key of o.unset) body[key] = null;
+          for (const key of unset) body[key] = null;
         }
-        if (Object.keys(body).length === 0 && !o.replace)
-          throw CliError.usage('nothing to set: give KEY=VALUE or --unset KEY');
+        if (o.replace && t.kind === 'job')
+          throw CliError.usage('--replace works for global and worker maps; job maps merge only');
+        const replace = o.replace || o.clear;
+        if (Object.keys(body).length === 0 && !o.clear)
+          throw CliError.usage(
+            o.replace
+              ? '--replace needs KEY=VALUE pairs (with none it would empty the map); to remove every key on purpose, use --clear'
+              : 'nothing to set: give KEY=VALUE or --unset KEY',
+          );
         const api = await ctx.api();
         let answer: unknown;
-        if (o.replace && t.kind === 'worker') {
+        if (replace && t.kind === 'worker') {
           answer = await api.post(`/api/contexts/update-worker-nomerge/${encodeURIComponent(t.id)}`, {
             body,
           });
-        } else if (o.replace && t.kind === 'global') {
+        } else if (replace && t.kind === 'global') {
           answer = await api.post('/api/contexts/import', {
             body: { format: CONTEXT_FILE_FORMAT, global: body },
           });
-        } else if (o.replace) {
-          throw CliError.usage('--replace works for global and worker maps; job maps merge only');
         } else if (t.kind === 'global') {
           answer = await api.post('/api/contexts/update-global', { body });
         } else {

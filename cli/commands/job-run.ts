@@ -52,7 +52,9 @@ export async function jobRunAction(
     );
   }
   const definition = parsed.raw as Record<string, unknown>;
-  const overrides = Object.fromEntries((options.context ?? []).map(parseAssignment)) as ContextMap;
+  const overrides = Object.fromEntries(
+    (options.context ?? []).map((arg) => parseAssignment(arg, ctx.io.stderr)),
+  ) as ContextMap;
   const worker = options.worker ?? hostname();
   const { context } = resolveContext({
     job: parsed.job.name,
