@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createRoute, z } from '@hono/zod-openapi';
 import { PageQuery } from '../../shared/api/page-query.ts';
 import { newKey } from '../../shared/auth/keys.ts';
-import { resourceId } from '../../shared/auth/name-schemas.ts';
+import { CredentialLifetime, resourceId } from '../../shared/auth/name-schemas.ts';
 import { isPrototypeName, PROTOTYPE_NAME_MESSAGE } from '../../shared/auth/names.ts';
 import { ASSIGNABLE_ROLES } from '../../shared/auth/roles.ts';
 import { parseDuration } from '../../shared/duration.ts';
@@ -28,12 +28,7 @@ const CreateApiKey = z
       .max(128)
       .refine((name) => !isPrototypeName(name), PROTOTYPE_NAME_MESSAGE),
     role: z.enum(ASSIGNABLE_ROLES),
-    expires_in: z
-      .string()
-      .max(32)
-      .optional()
-      .refine((v) => v === undefined || safeDuration(v) > 0, 'must be a duration such as 30d or 12h')
-      .openapi({ example: '90d' }),
+    expires_in: CredentialLifetime.optional().openapi({ example: '90d' }),
   })
   .openapi('CreateApiKey');
 
@@ -143,12 +138,4 @@ function view(record: ApiKeyRecord) {
     created_at: record.created_at,
     ...(record.expires_at ? { expires_at: record.expires_at } : {}),
   };
-}
-
-function safeDuration(value: string): number {
-  try {
-    return parseDuration(value);
-  } catch {
-    return -1;
-  }
 }

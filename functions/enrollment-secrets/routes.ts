@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { createRoute, z } from '@hono/zod-openapi';
 import { PageQuery } from '../../shared/api/page-query.ts';
 import { newKey } from '../../shared/auth/keys.ts';
+import { CredentialLifetime, resourceId } from '../../shared/auth/name-schemas.ts';
 import { parseDuration } from '../../shared/duration.ts';
 import { ApiError } from '../../shared/errors.ts';
 import type { AppDeps } from '../app/deps.ts';
@@ -17,7 +18,7 @@ import type { EnrollmentSecretRecord, KeyIndexEntry } from '../identity/store.ts
 const CreateSecret = z
   .strictObject({
     name: z.string().min(1).max(128),
-    expires_in: z.string().max(32).optional().openapi({ example: '24h' }),
+    expires_in: CredentialLifetime.optional().openapi({ example: '24h' }),
     max_uses: z.number().int().min(1).optional(),
   })
   .openapi('CreateEnrollmentSecret');
@@ -53,16 +54,9 @@ export function enrollmentSecretsFamily(deps: AppDeps): RouteFamily {
     }),
     async (c) => {
       const input = c.req.valid('json');
-      let expiresAt: string | undefined;
-      if (input.expires_in) {
-        try {
-          expiresAt = new Date(Date.now() + parseDuration(input.expires_in)).toISOString();
-        } catch (err) {
-          throw ApiError.invalid(`expires_in: ${(err as Error).message}`, [
-            { path: 'expires_in', message: (err as Error).message },
-          ]);
-        }
-      }
+      const expiresAt = input.expires_in
+        ? new Date(Date.now() + parseDuration(input.expires_in)).toISOString()
+        : undefined;
       const tenant = c.get('principal').tenant;
       const store = await auth.store();
       const { key, hash } = newKey('enrollment');
@@ -119,8 +113,8 @@ export function enrollmentSecretsFamily(deps: AppDeps): RouteFamily {
       tags: ['enrollment-secrets'],
       summary: 'Delete an enrollment secret',
       security: BEARER,
-      request: { params: z.object({ id: z.string().max(128) }) },
-      responses: { 204: noContent('Deleted'), ...errors(401, 403, 404) },
+      request: { params: z.object({ id: resourceId('enrollment secret ids') }) },
+      responses: { 204: noContent('Deleted'), ...errors(400, 401, 403, 404) },
     }),
     async (c) => {
       const { id } = c.req.valid('param');
