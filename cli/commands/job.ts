@@ -1,14 +1,14 @@
 /** `sluice job ...`: validate, store, stage, deploy and inspect job definitions. */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import type { DeploymentView } from '../../shared/api/jobs.ts';
+import type { DeploymentView, JobSummary } from '../../shared/api/jobs.ts';
 import { OUTPUT_METRICS_WINDOW_LABEL, outputKindOf } from '../../shared/events/output-metrics.ts';
 import { parseJobYaml } from '../../shared/job/index.ts';
 import { CliError } from '../exit-codes.ts';
 import { LIMIT_OPTION, listAll } from '../list-pages.ts';
 import { printResult } from '../output.ts';
 import type { CommandGroup } from './index.ts';
-import { metricsCell, recentOutputMetrics } from './job-output-metrics.ts';
+import { metricsCell, type RecentOutputMetrics, recentOutputMetrics } from './job-output-metrics.ts';
 import { jobRunAction } from './job-run.ts';
 import { jobValidateAction } from './job-validate.ts';
 
@@ -96,28 +96,22 @@ export const jobCommands: CommandGroup = (program, wrap) => {
     .action(
       wrap(async (ctx, opts) => {
         const api = await ctx.api();
-        const jobs = await listAll<{ name: string; deployments: DeploymentView[] }>(ctx, '/api/jobs', opts);
-        // The list has no definitions: each job's output kind comes from its own GET.
-        const [definitions, metrics] = await Promise.all([
-          mapLimited(jobs, 8, (j) =>
-            api.get<{ definition: unknown }>(path(j.name)).then((r) => r.definition),
-          ),
+        const [jobs, metrics] = await Promise.all([
+          listAll<JobSummary>(ctx, '/api/jobs', opts),
           recentOutputMetrics(api),
         ]);
-        const withOutput = jobs.map((j, i) => {
-          const kind = outputKindOf(definitions[i]);
-          return {
-            ...j,
-            output: kind ?? null,
-            output_metrics: (kind && metrics.get(j.name)?.get(kind)) || null,
-          };
-        });
+        const withOutput = jobs.map(({ output_kind: kind, ...j }) => ({
+          ...j,
+          output: kind ?? null,
+          output_metrics: metricsOf(metrics, j.name, kind),
+        }));
+        if (!metrics.complete) ctx.io.stderr(partialNote(metrics.since));
         const rows =
           ctx.globals.output === 'table'
             ? withOutput.map((j) => ({
                 ...j,
                 deployments: j.deployments.map(deploymentCell).join(' '),
-                output_metrics: metricsCell(j.output_metrics ?? undefined),
+                output_metrics: metricsCell(j.output_metrics ?? undefined, !metrics.complete),
               }))
             : withOutput;
         printResult(ctx.io, rows, ctx.globals.output, {
@@ -144,8 +138,9 @@ export const jobCommands: CommandGroup = (program, wrap) => {
           const output = {
             kind: kind ?? null,
             window: OUTPUT_METRICS_WINDOW_LABEL,
-            metrics: (kind && metrics.get(name as string)?.get(kind)) || null,
+            metrics: metricsOf(metrics, name as string, kind),
           };
+          if (!metrics.complete) ctx.io.stderr(partialNote(metrics.since));
           printResult(
             ctx.io,
             { ...job, output },
@@ -194,6 +189,7 @@ export const jobCommands: CommandGroup = (program, wrap) => {
 
   job
     .command('undeploy')
+    .description('Take a job off its workers (all of them, or those given with --worker)')
     .argument('<name>')
     .option('-w, --worker <id...>', 'only these workers (default: all)')
     .action(
@@ -223,6 +219,20 @@ export const jobCommands: CommandGroup = (program, wrap) => {
     );
 };
 
+/**
+ * A job's output metrics as `job ls -o json` and `job get` show them; when only the newest
+ * reports were read, with `partial: true` and `counted_since` (the sums are lower bounds).
+ */
+function metricsOf(metrics: RecentOutputMetrics, job: string, kind: string | null | undefined) {
+  const sum = (kind && metrics.byJob.get(job)?.get(kind)) || null;
+  if (!sum || metrics.complete) return sum;
+  return { ...sum, partial: true, counted_since: metrics.since };
+}
+
+function partialNote(since: string): string {
+  return `note: output metrics count only the reports since ${since} (the newest); the ${OUTPUT_METRICS_WINDOW_LABEL} held more than one look reads, so the figures are at least these (≥)\n`;
+}
+
 /** The longest reason `job ls` shows beside a failed deployment; `job get` shows it whole. */
 const REASON_IN_LIST = 40;
 
@@ -235,18 +245,4 @@ export function deploymentCell(d: Pick<DeploymentView, 'worker' | 'state' | 'err
   const reason = d.error.split('\n', 1)[0]!.replace(/\s+/g, ' ').trim();
   const short = reason.length > REASON_IN_LIST ? `${reason.slice(0, REASON_IN_LIST - 1).trimEnd()}…` : reason;
   return `${d.worker}:${d.state} (${short})`;
-}
-
-/** `map` over `items` with at most `limit` calls in flight, results in order. */
-async function mapLimited<T, U>(items: T[], limit: number, map: (item: T) => Promise<U>): Promise<U[]> {
-  const results: U[] = new Array(items.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await map(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-  return results;
 }

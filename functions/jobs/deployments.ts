@@ -17,6 +17,7 @@ import type { DocumentSnapshot, Firestore, Transaction } from '@google-cloud/fir
 import { type PageRequest, pageFrom } from '../../shared/api/paging.ts';
 import type { Principal } from '../../shared/auth/principal.ts';
 import { ApiError, type ErrorDetail } from '../../shared/errors.ts';
+import { outputKindOf } from '../../shared/events/output-metrics.ts';
 import { cloudWorkerProblems } from '../../shared/job/cloud-worker-rules.ts';
 import type { JobDefinition } from '../../shared/job/schema.ts';
 import { assertMayReferenceSecrets, referencedSecrets } from '../../shared/job/secret-access.ts';
@@ -70,6 +71,7 @@ export async function saveJob(
       created_at: existing?.created_at ?? now,
       updated_at: now,
       definition_json: JSON.stringify(definition),
+      output_kind: outputKindOf(definition) ?? null,
       deployments: existing?.deployments ?? {},
       ...(existing?.staged ? { staged: existing.staged } : {}),
       ...(yaml !== undefined ? { source_yaml: yaml } : {}),
@@ -95,7 +97,10 @@ export async function loadJob(deps: AppDeps, tenant: string, name: string): Prom
 }
 
 /** What a page of jobs holds of each (its summary: staged has only its version). */
-export type JobListing = Pick<JobRecord, 'name' | 'version' | 'staged' | 'deployments' | 'updated_at'>;
+export type JobListing = Pick<
+  JobRecord,
+  'name' | 'version' | 'staged' | 'deployments' | 'updated_at' | 'output_kind'
+>;
 
 /** A page of the tenant's jobs, by name. */
 export async function listJobs(
@@ -106,7 +111,7 @@ export async function listJobs(
   // Only what a job's summary shows: a page of 1,000 full jobs (definitions, staged
   // copies) is several megabytes to read and decode.
   let query = jobsCollection(await deps.clients.firestore(), tenant)
-    .select('name', 'version', 'staged.version', 'deployments', 'updated_at')
+    .select('name', 'version', 'staged.version', 'deployments', 'updated_at', 'output_kind')
     .orderBy('name');
   if (request.after) query = query.startAfter(request.after[0]);
   const snap = await query.limit(request.limit + 1).get();

@@ -16,6 +16,7 @@ import {
 import { PageQuery } from '../../shared/api/page-query.ts';
 import { WorkerId } from '../../shared/auth/name-schemas.ts';
 import { ApiError } from '../../shared/errors.ts';
+import { outputKindOf } from '../../shared/events/output-metrics.ts';
 import { parseJobYaml } from '../../shared/job/parse.ts';
 import { JobName } from '../../shared/job/schema.ts';
 import { validateJob } from '../../shared/job/validate.ts';
@@ -37,7 +38,7 @@ import {
   stageJob,
   undeployJob,
 } from './deployments.ts';
-import { definitionOf, type JobRecord, jobState } from './store.ts';
+import { definitionOf, type JobRecord, jobState, jobsCollection } from './store.ts';
 
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml'];
 const NameParam = z.object({
@@ -104,9 +105,14 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
       responses: { 200: jsonPage(z.array(JobSummary), 'Jobs'), ...errors(400, 401, 403) },
     }),
     async (c) => {
-      const page = await listJobs(deps, c.get('principal').tenant, pageRequest(c.req.valid('query')));
+      const tenant = c.get('principal').tenant;
+      const page = await listJobs(deps, tenant, pageRequest(c.req.valid('query')));
       setNextPage(c, page.next);
-      return c.json(page.items.map(summary), 200);
+      const kinds = await outputKinds(deps, tenant, page.items);
+      return c.json(
+        page.items.map((job, i) => summary(job, kinds[i] ?? null)),
+        200,
+      );
     },
   );
 
@@ -133,7 +139,8 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
           'content-type': 'application/yaml; charset=utf-8',
         });
       }
-      return c.json({ ...summary(record), definition: definitionOf(record) }, 200);
+      const definition = definitionOf(record);
+      return c.json({ ...summary(record, outputKindOf(definition) ?? null), definition }, 200);
     },
   );
 
@@ -314,7 +321,7 @@ function deploymentsOf(record: Pick<JobRecord, 'deployments'>): DeploymentViewTy
     .sort((a, b) => a.worker.localeCompare(b.worker));
 }
 
-function summary(record: JobListing) {
+function summary(record: JobListing, outputKind: string | null) {
   return {
     name: record.name,
     version: record.version,
@@ -322,5 +329,28 @@ function summary(record: JobListing) {
     staged_version: record.staged?.version ?? null,
     deployments: deploymentsOf(record),
     updated_at: record.updated_at,
+    output_kind: outputKind,
   };
+}
+
+/**
+ * The output kind of each listed job, in order: kept on the job when it is saved. A job saved
+ * before that has none kept; for those only, `definition_json` is read in one batched read
+ * (a job deleted since it was listed has none: null).
+ */
+async function outputKinds(deps: AppDeps, tenant: string, jobs: JobListing[]): Promise<(string | null)[]> {
+  const older = jobs.filter((j) => j.output_kind === undefined);
+  const byName = new Map<string, string | undefined>();
+  if (older.length) {
+    const collection = jobsCollection(await deps.clients.firestore(), tenant);
+    const snaps = await collection.firestore.getAll(...older.map((j) => collection.doc(j.name)), {
+      fieldMask: ['definition_json'],
+    });
+    for (const snap of snaps) byName.set(snap.id, snap.get('definition_json') as string | undefined);
+  }
+  return jobs.map((j) => {
+    if (j.output_kind !== undefined) return j.output_kind;
+    const text = byName.get(j.name);
+    return text === undefined ? null : (outputKindOf(JSON.parse(text)) ?? null);
+  });
 }

@@ -55,6 +55,11 @@ export interface JobRecord {
   source_yaml?: string;
   /** The saved-level definition as JSON text (Firestore refuses arrays of arrays). */
   definition_json: string;
+  /**
+   * The kind of the definition's output (`print`, `gcs`, ...), kept beside it so that a page
+   * of jobs shows it without reading definitions. Absent on jobs saved before it was kept.
+   */
+  output_kind?: string | null;
   staged?: StagedJob;
   deployments: Record<string, Deployment>;
 }

@@ -25,6 +25,12 @@ export const JobSummary = z.object({
   staged_version: z.number().nullable(),
   deployments: z.array(DeploymentView),
   updated_at: z.string(),
+  output_kind: z
+    .string()
+    .nullable()
+    .describe(
+      'The output kind the saved definition names (its one `output` key, e.g. `gcs`); null when it names none.',
+    ),
 });
 
 export const JobView = JobSummary.extend({ definition: z.record(z.string(), z.unknown()) });
