@@ -1,24 +1,32 @@
 /**
  * The CLI's HTTP client for the Sluice API: TLS options from the global flags,
  * the bearer token in a header (never in a URL), and the contract's error body
- * turned into a `CliError` with the right exit code and a hint of what to do next.
+ * turned into a `CliError` with the right exit code and a hint of what to do next. The hint
+ * for a 401 or 403 depends on what was refused: a password, key or secret sent without a
+ * token, a token from SLUICE_TOKEN, --token or --token-stdin, the stored login, or the
+ * current password of your own password change.
  *
  * @example
  *   const api = new ApiClient({ server, token, insecure: false });
  *   const me = await api.get('/api/auth/me');
  */
 
-import { readFileSync } from 'node:fs';
 import type { Agent, Dispatcher } from 'undici';
 import { MAX_PAGE_SIZE, NEXT_PAGE_HEADER } from '../shared/api/paging.ts';
 import type { ErrorBody } from '../shared/errors.ts';
 import { CliError, EXIT, exitCodeForApiError } from './exit-codes.ts';
-import { checkServerTransport } from './transport.ts';
+import { checkServerTransport, readCaFile } from './transport.ts';
+
+/** Where the token came from, for the hint when the server refuses it. */
+export type TokenSource = 'flag' | 'stdin' | 'env' | 'login';
 
 export interface ApiClientOptions {
   server: string;
   token?: string | undefined;
+  tokenSource?: TokenSource | undefined;
   caFile?: string | undefined;
+  /** Where `caFile` came from (`--ca-file`, `SLUICE_CA_FILE`), named when it cannot be read. */
+  caFileFrom?: string | undefined;
   insecure?: boolean | undefined;
   /** Allow http:// to hosts other than this machine (see cli/transport.ts). */
   insecureHttp?: boolean | undefined;
@@ -48,7 +56,7 @@ export class ApiClient {
   constructor(private readonly options: ApiClientOptions) {
     // Here rather than only in the flag handling, so that no caller can send a key in clear by accident.
     checkServerTransport(options.server, options.insecureHttp);
-    this.ca = options.caFile ? readFileSync(options.caFile) : undefined;
+    this.ca = options.caFile ? readCaFile(options.caFile, options.caFileFrom) : undefined;
   }
 
   private connection(): Promise<{ agent: Agent; request: Request }> {
@@ -127,7 +135,15 @@ export class ApiClient {
       throw connectionError(this.server, err);
     }
     const text = await res.body.text();
-    if (res.statusCode >= 400) throw apiError(res.statusCode, text);
+    if (res.statusCode >= 400) {
+      throw apiError(res.statusCode, text, {
+        method,
+        path,
+        body: opts.body,
+        tokenSource: opts.anonymous ? undefined : (this.options.tokenSource ?? 'other'),
+        retryAfter: retryAfterSeconds(res.headers['retry-after']),
+      });
+    }
     const nextHeader = res.headers[NEXT_PAGE_HEADER.toLowerCase()];
     const next = typeof nextHeader === 'string' && nextHeader ? nextHeader : undefined;
     if (res.statusCode === 204 || text === '') return { value: undefined as T, ...(next ? { next } : {}) };
@@ -141,7 +157,17 @@ export class ApiClient {
   }
 }
 
-function apiError(status: number, text: string): CliError {
+/** What a failed request was, for the hint of what to do next. */
+interface Refused {
+  method: string;
+  path: string;
+  body: unknown;
+  /** Undefined for a request made without a token (token creation, enrollment). */
+  tokenSource: TokenSource | 'other' | undefined;
+  retryAfter: number | undefined;
+}
+
+function apiError(status: number, text: string, refused: Refused): CliError {
   let body: ErrorBody | undefined;
   try {
     body = JSON.parse(text) as ErrorBody;
@@ -149,14 +175,90 @@ function apiError(status: number, text: string): CliError {
     // Not our error body (a proxy, perhaps).
   }
   if (!body?.error) return new CliError(`server answered ${status}: ${text.slice(0, 200)}`, EXIT.error);
-  const { code, message, details } = body.error;
+  const { code, details } = body.error;
+  let { message } = body.error;
   const hints = (details ?? []).map(
     (d) => `  ${d.path || '(body)'}${d.line ? `:${d.line}:${d.column}` : ''}: ${d.message}`,
   );
-  if (code === 'unauthenticated')
-    hints.push('Your token is missing, invalid or expired: run `sluice login` again.');
-  if (code === 'forbidden') hints.push('Your role does not allow this; ask an admin of this tenant.');
+  if (code === 'unauthenticated' || code === 'forbidden') {
+    const hint = authHint(code, refused);
+    if (hint) hints.push(hint);
+  }
+  if (refused.retryAfter !== undefined) {
+    const wait = `try again in ${refused.retryAfter} s`;
+    if (message.includes('try again later')) message = message.replace('try again later', wait);
+    else hints.push(`The server asks to ${wait}.`);
+  }
   return new CliError(message, exitCodeForApiError(code), hints);
+}
+
+/** What to do after a 401 or 403, given what the server refused. */
+function authHint(code: 'unauthenticated' | 'forbidden', refused: Refused): string | undefined {
+  if (refused.tokenSource === undefined) {
+    // Sent without a token: the password, key or secret in the body is what was refused.
+    if (refused.path.startsWith('/api/tokens/create/user')) {
+      return code === 'unauthenticated'
+        ? 'Check the username and password (the password is read from standard input).'
+        : 'Check --tenant: the user must be a member of that tenant (an admin of it can add you).';
+    }
+    if (refused.path.startsWith('/api/tokens/create/api')) {
+      return code === 'unauthenticated'
+        ? 'Check the key: an API key (slk_...) or worker key (slw_...) exactly as printed when it was ' +
+            'created, read from standard input (`sluice worker run` takes SLUICE_WORKER_KEY first); ' +
+            'it may also have been deleted, rotated or expired.'
+        : undefined;
+    }
+    if (refused.path.startsWith('/api/workers/enroll')) {
+      return code === 'unauthenticated'
+        ? 'Check the enrollment secret (sle_..., read from standard input): it may be mistyped, ' +
+            'expired or used up; an admin can create a new one.'
+        : undefined;
+    }
+    return code === 'unauthenticated' ? 'Check the credential you sent.' : undefined;
+  }
+  if (code === 'forbidden') {
+    if (isOwnPasswordChange(refused)) {
+      return 'The current password (the first line on standard input) was wrong; wrong attempts count toward the failed-login limit.';
+    }
+    return 'Your role does not allow this; ask an admin of this tenant.';
+  }
+  switch (refused.tokenSource) {
+    case 'env':
+      return (
+        'The token in SLUICE_TOKEN is invalid or expired, and it takes precedence over the stored login: ' +
+        '`unset SLUICE_TOKEN` to use your login (`sluice login`), or set it to a new token (`sluice token user ...`).'
+      );
+    case 'flag':
+      return (
+        'The token given with --token is invalid or expired: pass a new one (`sluice token user ...`), ' +
+        'or leave --token out to use your stored login (`sluice login`).'
+      );
+    case 'stdin':
+      return 'The token read with --token-stdin is invalid or expired: pipe a new one (`sluice token user ...`).';
+    case 'login':
+      return 'Your stored login is no longer valid (expired or revoked): run `sluice login` again.';
+    default:
+      return 'The token is invalid, expired or revoked.';
+  }
+}
+
+/** `sluice user passwd` of your own password: the request carries `current_password`. */
+function isOwnPasswordChange(refused: Refused): boolean {
+  return (
+    refused.method === 'POST' &&
+    /^\/api\/users\/[^/]+\/password$/.test(refused.path) &&
+    typeof refused.body === 'object' &&
+    refused.body !== null &&
+    'current_password' in refused.body
+  );
+}
+
+/** Seconds from a `Retry-After` header (seconds or an HTTP date), at least 1; undefined without one. */
+function retryAfterSeconds(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return undefined;
+  const seconds = /^\d+$/.test(value.trim()) ? Number(value.trim()) : (Date.parse(value) - Date.now()) / 1000;
+  return Number.isFinite(seconds) ? Math.max(1, Math.ceil(seconds)) : undefined;
 }
 
 function connectionError(server: string, err: unknown): CliError {

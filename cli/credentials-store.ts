@@ -21,15 +21,42 @@ export function configDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.SLUICE_CONFIG_DIR ?? join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'sluice');
 }
 
-export async function readLogin(server: string, env = process.env): Promise<StoredLogin | undefined> {
+/**
+ * The key a server's login is stored under: scheme and host in lower case, the scheme's
+ * default port dropped, no trailing slash. A string that is no URL is kept as it is.
+ */
+export function normalizeServer(server: string): string {
+  let url: URL;
   try {
-    const all = JSON.parse(await readFile(join(configDir(env), 'credentials.json'), 'utf8'));
-    const login = own(all as Record<string, StoredLogin>, server);
-    if (!login || Date.parse(login.expires_at) <= Date.now()) return undefined;
-    return login;
+    url = new URL(server);
+  } catch {
+    return server;
+  }
+  // `host` is already lower case and without the default port; the path keeps its case.
+  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+export async function readLogin(server: string, env = process.env): Promise<StoredLogin | undefined> {
+  let all: Record<string, StoredLogin>;
+  try {
+    all = JSON.parse(await readFile(join(configDir(env), 'credentials.json'), 'utf8'));
   } catch {
     return undefined;
   }
+  if (typeof all !== 'object' || all === null) return undefined;
+  const key = normalizeServer(server);
+  // The normal key first, then the exact string (older versions), then any other spelling.
+  const candidates = [
+    own(all, key),
+    own(all, server),
+    ...Object.keys(all)
+      .filter((stored) => stored !== key && stored !== server && normalizeServer(stored) === key)
+      .map((stored) => own(all, stored)),
+  ];
+  return candidates.find(
+    (login): login is StoredLogin =>
+      typeof login?.token === 'string' && Date.parse(login.expires_at) > Date.now(),
+  );
 }
 
 export async function writeLogin(server: string, login: StoredLogin, env = process.env): Promise<string> {
@@ -44,7 +71,10 @@ export async function writeLogin(server: string, login: StoredLogin, env = proce
   }
   // A plain object would turn a server named `__proto__` into a prototype change.
   const next = Object.assign(Object.create(null) as Record<string, StoredLogin>, all);
-  next[server] = login;
+  const key = normalizeServer(server);
+  // Other spellings of this server (stored by older versions) would only hold a stale token.
+  for (const stored of Object.keys(next)) if (normalizeServer(stored) === key) delete next[stored];
+  next[key] = login;
   const tmp = join(dir, `.credentials.${process.pid}.${randomUUID()}.tmp`);
   const handle = await open(tmp, 'wx', 0o600);
   try {

@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { ApiClient } from './api-client.ts';
+import { ApiClient, type TokenSource } from './api-client.ts';
 import { readLogin } from './credentials-store.ts';
 import { CliError } from './exit-codes.ts';
 import { type CliIo, OUTPUT_FORMATS, type OutputFormat } from './output.ts';
@@ -76,10 +76,13 @@ export function commandContext(io: CliIo, command: Command, env: NodeJS.ProcessE
       if (!client) {
         const warning = checkServerTransport(globals.server, globals.insecureHttp);
         if (warning) io.stderr(warning);
+        const { token, source } = await tokenFor(io, globals, given.token !== undefined, env);
         client = new ApiClient({
           server: globals.server,
-          token: await tokenFor(io, globals, given.token !== undefined, env),
+          token,
+          tokenSource: source,
           caFile: globals.caFile,
+          caFileFrom: given.caFile ? '--ca-file' : 'SLUICE_CA_FILE',
           insecure: globals.insecure,
           insecureHttp: globals.insecureHttp,
         });
@@ -89,21 +92,24 @@ export function commandContext(io: CliIo, command: Command, env: NodeJS.ProcessE
   };
 }
 
+/** The token and where it came from (named in the hint when the server refuses it). */
 async function tokenFor(
   io: CliIo,
   globals: GlobalOptions,
   onCommandLine: boolean,
   env: NodeJS.ProcessEnv,
-): Promise<string | undefined> {
+): Promise<{ token: string | undefined; source: TokenSource | undefined }> {
   if (globals.tokenStdin) {
     if (onCommandLine) throw CliError.usage('pass either --token or --token-stdin, not both');
-    return await readSecretFromStdin(io, 'token');
+    return { token: await readSecretFromStdin(io, 'token'), source: 'stdin' };
   }
   if (onCommandLine)
     io.stderr(
       'warning: --token shows the token to every user of this machine in the process list; use SLUICE_TOKEN or --token-stdin\n',
     );
-  return globals.token ?? (await readLogin(globals.server, env))?.token;
+  if (globals.token) return { token: globals.token, source: onCommandLine ? 'flag' : 'env' };
+  const login = await readLogin(globals.server, env);
+  return { token: login?.token, source: login ? 'login' : undefined };
 }
 
 /** A command's action: it receives the resolved globals and io, then the command's arguments. */

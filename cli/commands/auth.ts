@@ -92,6 +92,11 @@ export const authCommands: CommandGroup = (program, wrap) => {
         ctx.io.stderr(
           `logged in to ${ctx.globals.server} as ${username} (tenant ${answer.tenant}) until ${answer.expires_at}; token in ${file}\n`,
         );
+        if (ctx.env.SLUICE_TOKEN) {
+          ctx.io.stderr(
+            'warning: SLUICE_TOKEN is set and takes precedence over this login: later commands still use it; `unset SLUICE_TOKEN` to use the login\n',
+          );
+        }
       }),
     );
 

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { CONTEXT_FILE_FORMAT } from '../../shared/context/context-file.ts';
 import { CliError } from '../exit-codes.ts';
 import type { CommandContext } from '../globals.ts';
-import { printResult } from '../output.ts';
+import { formatResult, printResult } from '../output.ts';
 import type { CommandGroup } from './index.ts';
 
 type Target = { kind: 'global' } | { kind: 'worker' | 'job'; id: string };
@@ -150,12 +150,21 @@ export const contextCommands: CommandGroup = (program, wrap) => {
 
   context
     .command('export')
-    .description('Export the global context as JSON (to FILE, or standard output)')
+    .description(
+      'Export the global context: to FILE as JSON (what `context import` reads), or to standard output ' +
+        'as JSON (default) or YAML (-o yaml)',
+    )
     .argument('[file]')
     .action(
       wrap(async (ctx, file) => {
+        const yaml = ctx.globals.output === 'yaml';
+        if (file && yaml)
+          throw CliError.usage(
+            `export to a FILE writes JSON, the form \`sluice context import\` reads; for YAML, print it instead: sluice context export -o yaml > ${file}`,
+          );
         const document = await (await ctx.api()).get('/api/contexts/export');
-        const text = JSON.stringify(document, null, 2) + '\n';
+        // A table says nothing a backup needs: JSON unless YAML was asked for.
+        const text = formatResult(document, yaml ? 'yaml' : 'json') + '\n';
         if (file) {
           await writeFile(file as string, text, { mode: 0o600 });
           ctx.io.stderr(`exported the global context to ${file}\n`);

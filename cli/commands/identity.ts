@@ -3,6 +3,7 @@ import { CliError } from '../exit-codes.ts';
 import { addListCommand } from '../list-pages.ts';
 import { printResult } from '../output.ts';
 import { oneLine, readSecretFromStdin } from '../stdin-secret.ts';
+import { collect } from './context.ts';
 import type { CommandGroup } from './index.ts';
 
 function labels(pairs: string[] = []): Record<string, string> {
@@ -14,6 +15,10 @@ function labels(pairs: string[] = []): Record<string, string> {
     }),
   );
 }
+
+/** `--label KEY=VALUE`, one pair each, repeated for more (a variadic option would swallow the id after it). */
+const LABEL_FLAGS = '--label <key=value>';
+const LABEL_HELP = 'a label, e.g. zone=eu; repeat for more';
 
 /** Your own password change reads two lines: the current password, then the new one. */
 function ownPasswordChange(input: string): { password: string; current_password: string } {
@@ -34,6 +39,10 @@ export const identityCommands: CommandGroup = (program, wrap) => {
   user
     .command('create')
     .argument('<username>')
+    .description(
+      'Create a user in the tenant with the password read from standard input, or add an existing user ' +
+        '(the tenant must exist: `sluice tenant create`)',
+    )
     .requiredOption('--role <role>', 'admin, operator or viewer')
     .option('--tenant <tenant>', 'tenant (system admin only, default: yours)')
     .option(
@@ -122,10 +131,12 @@ export const identityCommands: CommandGroup = (program, wrap) => {
   addListCommand(apiKey, wrap, {
     path: '/api/api-keys',
     columns: ['id', 'name', 'role', 'created_at', 'expires_at'],
+    description: 'List API keys (never the keys themselves)',
   });
   apiKey
     .command('rm')
     .argument('<id>')
+    .description('Delete an API key; its tokens stop working')
     .action(
       wrap(async (ctx, id) => {
         await (await ctx.api()).delete(`/api/api-keys/${encodeURIComponent(id as string)}`);
@@ -137,7 +148,7 @@ export const identityCommands: CommandGroup = (program, wrap) => {
   worker
     .command('create')
     .argument('<id>')
-    .option('--label <key=value...>', 'labels')
+    .option(LABEL_FLAGS, LABEL_HELP, collect)
     .description('Register a worker; its key is printed once')
     .action(
       wrap(async (ctx, id, opts) => {
@@ -151,10 +162,12 @@ export const identityCommands: CommandGroup = (program, wrap) => {
   addListCommand(worker, wrap, {
     path: '/api/workers',
     columns: ['id', 'state', 'last_seen', 'jobs', 'labels'],
+    description: 'List workers',
   });
   worker
     .command('get')
     .argument('<id>')
+    .description('Show a worker: state, last heartbeat, jobs and labels')
     .action(
       wrap(async (ctx, id) =>
         printResult(
@@ -167,6 +180,7 @@ export const identityCommands: CommandGroup = (program, wrap) => {
   worker
     .command('rm')
     .argument('<id>')
+    .description('Delete a worker: its key stops working and it is taken off every job')
     .action(
       wrap(async (ctx, id) => {
         await (await ctx.api()).delete(`/api/workers/${encodeURIComponent(id as string)}`);
@@ -190,7 +204,7 @@ export const identityCommands: CommandGroup = (program, wrap) => {
     .command('enroll')
     .description('Register this machine as a worker with an enrollment secret read from standard input')
     .option('--id <id>', 'worker id (default: generated)')
-    .option('--label <key=value...>', 'labels')
+    .option(LABEL_FLAGS, LABEL_HELP, collect)
     .action(
       wrap(async (ctx, opts) => {
         const o = opts as { id?: string; label?: string[] };

@@ -36,6 +36,7 @@ export const secretCommands: CommandGroup = (program, wrap) => {
   secret
     .command('rm')
     .argument('<scope/name>')
+    .description('Delete a secret; jobs that reference it fail until it is set again')
     .action(
       wrap(async (ctx, ref) => {
         const [scope, name] = split(ref as string);

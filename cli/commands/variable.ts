@@ -20,10 +20,15 @@ export const variableCommands: CommandGroup = (program, wrap) => {
         ctx.io.stderr(`set variable ${name}\n`);
       }),
     );
-  addListCommand(variable, wrap, { path: '/api/variables', columns: ['name', 'value', 'updated_at'] });
+  addListCommand(variable, wrap, {
+    path: '/api/variables',
+    columns: ['name', 'value', 'updated_at'],
+    description: 'List variables and their values',
+  });
   variable
     .command('rm')
     .argument('<name>')
+    .description('Delete a variable; jobs that reference it use their fallback, or fail without one')
     .action(
       wrap(async (ctx, name) => {
         await (await ctx.api()).delete(`/api/variables/${encodeURIComponent(name as string)}`);

@@ -83,7 +83,11 @@ export const workerRunCommands: CommandGroup = (program, wrap) => {
   worker
     .command('run')
     .description('Run this machine as a worker: key from SLUICE_WORKER_KEY or standard input')
-    .option('--state-dir <dir>', 'where fingerprints and high-watermarks are kept', '.sluice/worker-state')
+    .option(
+      '--state-dir <dir>',
+      'where high-watermarks are kept (fingerprints are kept by the control plane)',
+      '.sluice/worker-state',
+    )
     .option(
       '--data-dir <dir>',
       'the folder file outputs of deployed jobs write in (their paths are relative to it); default SLUICE_DATA_DIR, else none: such jobs fail',
