@@ -66,7 +66,9 @@ it('retries 429 (after Retry-After), 503, a hang and a reset, and delivers every
         headers: { authorization: 'Bearer t0ken' },
         gzip: true,
         'max-events': 1000,
-        timeout: '300ms',
+        // Long enough that an answer is never taken for a hang on a busy machine (the 429 was,
+        // and its Retry-After went unseen).
+        timeout: '1s',
         retries: 5,
       },
     },

@@ -94,5 +94,7 @@ describe('wrong current passwords', () => {
     } finally {
       await own.close();
     }
-  });
+    // Twelve password checks (scrypt) and an app of its own: beyond the default timeout on a
+    // busy machine.
+  }, 60_000);
 });
