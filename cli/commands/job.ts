@@ -42,7 +42,7 @@ export const jobCommands: CommandGroup = (program, wrap) => {
     .option('--state-dir <dir>', 'where fingerprints and high-watermarks are kept', '.sluice/state')
     .addHelpText(
       'after',
-      "\nprint output goes to standard output, one JSON event per line; everything else to standard error.\nA gcs input prints each object's events together, objects in listing order (ordered: true), unless the job says ordered: false.\nExample:\n  sluice job run status.yaml --context host=example.org > events.ndjson",
+      "\nprint output goes to standard output, one JSON event per line; everything else to standard error.\nA gcs input prints each object's events together, objects in listing order (ordered: true), unless the job says ordered: false.\nExample:\n  sluice job run examples/status.yaml --context status_url=https://example.org/health > events.ndjson",
     )
     .action(
       wrap(async (ctx, file, opts) => {
