@@ -49,18 +49,24 @@ afterAll(async () => env.close());
 const deploymentOf = async (job: string) =>
   (await jobsCollection(db, TENANT).doc(job).get()).get('deployments.cloud') as Deployment;
 
+/** A job woken by notifications of a new bucket, deployed to `cloud` (no runner takes its runs); its version. */
+async function deployWokenJob(job: string): Promise<number> {
+  const { t, admin, storage, pubsub } = env;
+  const bucket = `${job}-${randomUUID().slice(0, 8)}`;
+  await storage.createBucket(bucket);
+  const { subscription } = await setUpBucketNotifications(
+    { bucket, name: `sluice-gcs-${job}-${randomUUID().slice(0, 6)}`, project: PROJECT },
+    { storage, pubsub },
+  );
+  await deployToCloud(t, admin, job, wokenGcsYaml(job, bucket, 'in/', subscription));
+  return (await deploymentOf(job)).version;
+}
+
 describe('a run request that finds its job leased elsewhere', () => {
   it('leaves what the lease holder recorded when that run frees the job first', async () => {
-    const { t, admin, storage, pubsub } = env;
+    const { t } = env;
     const job = 'held';
-    const bucket = `held-${randomUUID().slice(0, 8)}`;
-    await storage.createBucket(bucket);
-    const { subscription } = await setUpBucketNotifications(
-      { bucket, name: `sluice-gcs-${job}-${randomUUID().slice(0, 6)}`, project: PROJECT },
-      { storage, pubsub },
-    );
-    await deployToCloud(t, admin, job, wokenGcsYaml(job, bucket, 'in/', subscription));
-    const { version } = await deploymentOf(job);
+    const version = await deployWokenJob(job);
 
     // Another run holds the job, and ends (frees it, nothing more due) just after this
     // request found the lease taken.
@@ -90,16 +96,9 @@ describe('a run request that finds its job leased elsewhere', () => {
   }, 60_000);
 
   it('has the job looked at when the lease ends while that run still holds it', async () => {
-    const { t, admin, storage, pubsub } = env;
+    const { t } = env;
     const job = 'still-held';
-    const bucket = `still-${randomUUID().slice(0, 8)}`;
-    await storage.createBucket(bucket);
-    const { subscription } = await setUpBucketNotifications(
-      { bucket, name: `sluice-gcs-${job}-${randomUUID().slice(0, 6)}`, project: PROJECT },
-      { storage, pubsub },
-    );
-    await deployToCloud(t, admin, job, wokenGcsYaml(job, bucket, 'in/', subscription));
-    const { version } = await deploymentOf(job);
+    const version = await deployWokenJob(job);
     const untilMs = Date.now() + 60_000;
     expect(
       (await acquireLease(db, leasePath(TENANT, job), { owner: 'other-runner.run', untilMs })).acquired,
