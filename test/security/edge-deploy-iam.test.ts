@@ -26,7 +26,8 @@ describe("check:deploy on the API's Pub/Sub rights", () => {
     expect(tf.locals.project_roles.api.roles.join(' ')).not.toMatch(/pubsub/);
     const results = await runDeployChecks({ terraformCli: false });
     expect(results.find((r) => r.name.includes('Pub/Sub'))).toMatchObject({ ok: true });
-  });
+    // Every deploy check of the repository: past the default timeout on a busy machine.
+  }, 60_000);
 
   it('fails when the API gets roles/pubsub.editor back, through project_roles or a binding of its own', async () => {
     const viaLocals = checkApiPubsub(
