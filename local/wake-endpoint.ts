@@ -31,7 +31,12 @@ export async function startWakeEndpoint(deps: AppDeps, host: string, port: numbe
       res.writeHead(404).end();
       return;
     }
-    void runner(req, res);
+    // Whatever one push does, the stack serving it goes on (an unhandled rejection ends it).
+    runner(req, res).catch((err: unknown) => {
+      deps.logger.warn({ err }, 'a wake push failed');
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>

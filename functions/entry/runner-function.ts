@@ -40,6 +40,8 @@ export function runnerFunction(deps: AppDeps = cloudDeps()) {
   const owner = `runner-${randomUUID()}`;
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const body = await readBody(req);
+    // The pusher went away mid-body: there is no one to answer, and Pub/Sub pushes it again.
+    if (body === CUT_OFF) return;
     const push = body as PushBody | undefined;
     const url = new URL(req.url ?? '/', 'http://runner');
     if (url.pathname.endsWith(WAKE_PATH)) return await wake(deps, url.searchParams, res, push);
@@ -93,16 +95,23 @@ async function wake(deps: AppDeps, query: URLSearchParams, res: ServerResponse, 
   }
 }
 
+/** What readBody gives for a body whose sender went away before its end. */
+const CUT_OFF = Symbol('cut off');
+
 async function readBody(req: IncomingMessage): Promise<unknown> {
   // Cloud Functions' framework has parsed JSON bodies already.
   const parsed = (req as IncomingMessage & { body?: unknown }).body;
   if (parsed !== undefined && !Buffer.isBuffer(parsed)) return parsed;
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
+  try {
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_BODY_BYTES) return undefined;
+      chunks.push(chunk as Buffer);
+    }
+  } catch {
+    return CUT_OFF;
   }
   try {
     return JSON.parse(Buffer.concat(chunks).toString('utf8'));

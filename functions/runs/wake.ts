@@ -26,21 +26,37 @@ export async function handleNotificationWake(
   nowMs = Date.now(),
 ): Promise<{ ack: boolean; decision: WakeDecision }> {
   const db = await deps.clients.firestore();
-  const { record, lease } = await readJobAndLease(db, tenant, job);
-  const deployment = record?.deployments?.[CLOUD_WORKER] as Deployment | undefined;
-  const decision = decideWake(
-    {
-      deployed: deployment !== undefined,
-      woken: isWoken(record),
-      ...(deployment?.next_due_ms !== undefined ? { nextDueMs: deployment.next_due_ms } : {}),
-      ...(lease.exists ? { leaseExpiresMs: lease.get('expires_at_ms') as number } : {}),
-    },
-    nowMs,
-  );
-  if (decision === 'request' && deployment)
-    await requestRuns(deps, [{ tenant, job, version: deployment.version }], 'notified', nowMs);
-  return { ack: wakeAcknowledged(decision), decision };
+  let decision: WakeDecision = 'request';
+  for (let attempt = 0; attempt < WAKE_ATTEMPTS; attempt++) {
+    const { snapshot, record, lease } = await readJobAndLease(db, tenant, job);
+    const deployment = record?.deployments?.[CLOUD_WORKER] as Deployment | undefined;
+    decision = decideWake(
+      {
+        deployed: deployment !== undefined,
+        woken: isWoken(record),
+        ...(deployment?.next_due_ms !== undefined ? { nextDueMs: deployment.next_due_ms } : {}),
+        ...(lease.exists ? { leaseExpiresMs: lease.get('expires_at_ms') as number } : {}),
+      },
+      nowMs,
+    );
+    if (decision !== 'request' || !deployment) return { ack: wakeAcknowledged(decision), decision };
+    // Requested only if the job is still as decided on: pushes of one batch come at once,
+    // and one that read the job just before another's request would request a second run.
+    const requested = await requestRuns(
+      deps,
+      [{ tenant, job, version: deployment.version, ref: snapshot.ref, updateTime: snapshot.updateTime! }],
+      'notified',
+      nowMs,
+    );
+    if (requested.length) return { ack: true, decision };
+    // The job changed since it was read (another push requested its run, a deploy): look again.
+  }
+  // Still changing under us: Pub/Sub brings the push back.
+  return { ack: false, decision };
 }
+
+/** Reads of a job that keeps changing before a wake gives up and has the push come back. */
+const WAKE_ATTEMPTS = 5;
 
 /**
  * What a run's runner does last with the job's lease (`owner`'s): gives it back and records
@@ -127,7 +143,7 @@ async function readJobAndLease(db: Firestore, tenant: string, job: string) {
     (tx) => tx.getAll(jobsCollection(db, tenant).doc(job), db.doc(leasePath(tenant, job))),
     { readOnly: true },
   );
-  return { record: doc!.data() as JobRecord | undefined, lease: lease! };
+  return { snapshot: doc!, record: doc!.data() as JobRecord | undefined, lease: lease! };
 }
 
 /** Deployed from a staged definition whose `gcs` input notifications wake (cloud-worker-rules.ts). */
