@@ -294,6 +294,30 @@ describe('the web UI', () => {
     await shot('10b-job-output');
   }, 60_000);
 
+  it('says why a deployment failed, on the job’s page', async () => {
+    const broken = 'web-broken';
+    const saved = await admin.put(`/api/jobs/${broken}`, {
+      data: `name: ${broken}\ninput:\n  http-poll:\n    url: http://169.254.169.254/computeMetadata/v1/\noutput:\n  print: {}\n`,
+      headers: { 'content-type': 'application/yaml' },
+    });
+    expect(saved.status()).toBe(201);
+    expect((await admin.post(`/api/jobs/${broken}/deploy`, { data: { workers: ['local'] } })).status()).toBe(
+      200,
+    );
+    await page.goto(`/jobs/${broken}`);
+    // The local worker runs it, the egress guard refuses the metadata address, and the worker
+    // reports the reason with its next heartbeat; the page refreshes on its own.
+    const reason = page.locator('section.deploy tr[data-worker="local"] .deployment-reason');
+    await reason.waitFor({ timeout: 45_000 });
+    expect(await reason.innerText()).toContain('egress refused');
+    await shot('10c-job-failed');
+    // Gone again, so that the later tests see the jobs they made.
+    expect(
+      (await admin.post(`/api/jobs/${broken}/undeploy`, { data: { workers: ['local'] } })).status(),
+    ).toBe(200);
+    expect((await admin.delete(`/api/jobs/${broken}`)).status()).toBe(204);
+  }, 60_000);
+
   it('replaces a worker’s overrides wholesale and lists the jobs deployed to it', async () => {
     await page.goto('/workers/local');
     await page.getByRole('heading', { name: 'Worker local' }).waitFor();

@@ -130,6 +130,7 @@ function DeployPanel({ job, onChange }: { job: JobSummary; onChange: () => Promi
                 </th>
                 <td>
                   <StateBadge state={d.state} />
+                  {d.error && <p class="deployment-reason">{d.error}</p>}
                 </td>
                 <td>{d.version}</td>
                 <td>{formatTime(d.updated_at)}</td>
