@@ -10,6 +10,7 @@
 
 import type { EventPage, EventView } from '../../shared/api/events.ts';
 import { parseDuration } from '../../shared/duration.ts';
+import { eventIdTime } from '../../shared/events/event-id.ts';
 import { EventTail } from '../../shared/events/tail.ts';
 import type { ApiClient } from '../api-client.ts';
 import { CliError } from '../exit-codes.ts';
@@ -57,11 +58,6 @@ function parseInterval(given: string): number {
       `--interval: '${given}' is not a wait between polls; give a duration from 100ms to 1h, e.g. 2s, or a number of milliseconds`,
     );
   return ms;
-}
-
-/** Where an event made at `time` sorts in the log: its id starts so (`eventIdTime`, functions/events/event-log.ts). */
-function idTime(time: Date): string {
-  return time.toISOString().replace(/[-:.TZ]/g, '');
 }
 
 type Filters = Record<'type' | 'job' | 'worker' | 'source', string | undefined>;
@@ -118,7 +114,7 @@ export async function newestEvents(
     newer = [...window, ...newer];
     if (newer.length > limit || from === since)
       return { events: newer.slice(-limit), leftOut: newer.length > limit };
-    before = idTime(from!);
+    before = eventIdTime(from!);
   }
 }
 

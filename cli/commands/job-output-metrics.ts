@@ -16,6 +16,7 @@
  *   const { byJob, complete, since } = await recentOutputMetrics(api, { job: 'copy' });
  */
 import type { EventPage as EventsPage } from '../../shared/api/events.ts';
+import { eventIdTime } from '../../shared/events/event-id.ts';
 import {
   OUTPUT_METRICS_WINDOW_MS,
   type OutputMetricsSummary,
@@ -42,9 +43,6 @@ export interface RecentOutputMetrics {
   /** Every report of the window was counted; when false, only those from `since` on (the newest). */
   complete: boolean;
 }
-
-/** Where a report made at `ms` sorts in the log: its id starts so (`eventIdTime`, functions/events/event-log.ts). */
-const idTime = (ms: number) => new Date(ms).toISOString().replace(/[-:.TZ]/g, '');
 
 export async function recentOutputMetrics(
   api: ApiClient,
@@ -77,7 +75,7 @@ export async function recentOutputMetrics(
     before: number,
     allowed: number,
   ): Promise<{ reports: Report[] } | { rate: number }> => {
-    const end = idTime(before);
+    const end = eventIdTime(new Date(before));
     const reports: Report[] = [];
     let got = first;
     for (let pages = 1; ; pages++) {

@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Firestore, Transaction, WriteBatch } from '@google-cloud/firestore';
+import { eventIdTime } from '../../shared/events/event-id.ts';
 import {
   type EventSource,
   type EventType,
@@ -17,6 +18,8 @@ import {
   type SluiceEvent,
 } from '../../shared/events/vocabulary.ts';
 import { tenantCollection } from '../adapters/firestore-paths.ts';
+
+export { eventIdTime };
 
 export interface NewEvent {
   type: EventType;
@@ -51,11 +54,6 @@ function nextEventId(now: Date): string {
     sameMsSequence = 0;
   }
   return `${eventIdTime(new Date(ms))}-${sameMsSequence.toString(36).padStart(4, '0')}${randomBytes(4).toString('hex')}`;
-}
-
-/** The time part that starts an event id: every event made after `date` has a greater id. */
-export function eventIdTime(date: Date): string {
-  return date.toISOString().replace(/[-:.TZ]/g, '');
 }
 
 export function eventsCollection(db: Firestore, tenant: string) {

@@ -7,6 +7,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { EventPage, EventView } from '../../shared/api/events.ts';
 import { allows } from '../../shared/auth/roles.ts';
 import { ApiError } from '../../shared/errors.ts';
+import { eventIdTime } from '../../shared/events/event-id.ts';
 import { forViewer } from '../../shared/events/visibility.ts';
 import { EVENT_SOURCES, isEventType } from '../../shared/events/vocabulary.ts';
 import type { AppDeps } from '../app/deps.ts';
@@ -69,7 +70,7 @@ export function eventsFamily(deps: AppDeps): RouteFamily {
       if (q.worker) query = query.where('worker', '==', q.worker);
       if (q.source) query = query.where('source', '==', q.source);
       const after = q.cursor ? Buffer.from(q.cursor, 'base64url').toString() : undefined;
-      const since = q.since ? new Date(q.since).toISOString().replace(/[-:.TZ]/g, '') : undefined;
+      const since = q.since ? eventIdTime(new Date(q.since)) : undefined;
       const start = [after, since]
         .filter((x): x is string => !!x)
         .sort()
