@@ -3,27 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { serveTestApp, type TestApp, testApp } from '../helpers/app.ts';
-import { bootstrapTestAdmin } from '../helpers/auth.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCli, type ServedCli, servedCli } from '../helpers/cli.ts';
 
-let t: TestApp;
-let server: { url: string; close(): Promise<void> };
-let env: NodeJS.ProcessEnv;
+let served: ServedCli;
 
 beforeAll(async () => {
-  t = await testApp();
-  const token = await bootstrapTestAdmin(t);
-  server = await serveTestApp(t);
-  env = { SLUICE_SERVER: server.url, SLUICE_TOKEN: token };
-  await runCli(['context', 'set', 'global', 'interval=5m', 'batch=500'], { env });
+  served = await servedCli();
+  await runCli(['context', 'set', 'global', 'interval=5m', 'batch=500'], { env: served.env });
 });
-afterAll(async () => {
-  await server.close();
-  await t.close();
-});
+afterAll(() => served.close());
 
-const cli = (...args: string[]) => runCli(args, { env });
+const cli = (...args: string[]) => served.run(args);
 
 describe('sluice context export -o', () => {
   it('prints YAML with -o yaml', async () => {

@@ -7,26 +7,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAssignment } from '../../cli/commands/context.ts';
 import { CliError } from '../../cli/exit-codes.ts';
-import { serveTestApp, type TestApp, testApp } from '../helpers/app.ts';
-import { bootstrapTestAdmin } from '../helpers/auth.ts';
-import { runCli } from '../helpers/cli.ts';
+import { type ServedCli, servedCli } from '../helpers/cli.ts';
 
-let t: TestApp;
-let server: { url: string; close(): Promise<void> };
-let env: NodeJS.ProcessEnv;
+let served: ServedCli;
 
 beforeAll(async () => {
-  t = await testApp();
-  const token = await bootstrapTestAdmin(t);
-  server = await serveTestApp(t);
-  env = { SLUICE_SERVER: server.url, SLUICE_TOKEN: token };
+  served = await servedCli();
 });
-afterAll(async () => {
-  await server.close();
-  await t.close();
-});
+afterAll(() => served.close());
 
-const cli = (...args: string[]) => runCli(args, { env });
+const cli = (...args: string[]) => served.run(args);
 const read = async (...scope: string[]) =>
   JSON.parse((await cli('context', 'get', ...scope, '-o', 'json')).stdout) as Record<string, unknown>;
 

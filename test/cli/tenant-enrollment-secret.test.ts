@@ -1,25 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serveTestApp, type TestApp, testApp } from '../helpers/app.ts';
-import { bootstrapTestAdmin } from '../helpers/auth.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCli, type ServedCli, servedCli } from '../helpers/cli.ts';
 
-let t: TestApp;
-let server: { url: string; close(): Promise<void> };
-let env: NodeJS.ProcessEnv;
+let served: ServedCli;
 
 beforeAll(async () => {
-  t = await testApp();
-  const token = await bootstrapTestAdmin(t);
-  server = await serveTestApp(t);
-  env = { SLUICE_SERVER: server.url, SLUICE_TOKEN: token };
+  served = await servedCli();
 });
-afterAll(async () => {
-  await server.close();
-  await t.close();
-});
+afterAll(() => served.close());
 
-const cli = (args: string[], stdin?: string) =>
-  runCli(args, { env, ...(stdin === undefined ? {} : { stdin }) });
+const cli = (args: string[], stdin?: string) => served.run(args, stdin);
 
 describe('sluice tenant', () => {
   it('creates a tenant the system admin can then add users to, and lists it', async () => {
@@ -67,11 +56,11 @@ describe('sluice tenant', () => {
     );
     expect(made.code).toBe(0);
     const token = await runCli(['token', 'user', 'carol', '--password-stdin'], {
-      env: { SLUICE_SERVER: server.url },
+      env: { SLUICE_SERVER: served.url },
       stdin: 'correct-horse-battery',
     });
     const r = await runCli(['tenant', 'create', 'other'], {
-      env: { SLUICE_SERVER: server.url, SLUICE_TOKEN: token.stdout.trim() },
+      env: { SLUICE_SERVER: served.url, SLUICE_TOKEN: token.stdout.trim() },
     });
     expect(r.code).toBe(3);
   });
@@ -108,7 +97,7 @@ describe('sluice enrollment-secret', () => {
     expect(json.find((s) => s.id === id)).toMatchObject({ name: 'fleet', max_uses: 2, uses: 0 });
 
     const enrolled = await runCli(['worker', 'enroll', '--id', 'edge-9', '-o', 'json'], {
-      env: { SLUICE_SERVER: server.url },
+      env: { SLUICE_SERVER: served.url },
       stdin: secret,
     });
     expect(enrolled.code).toBe(0);

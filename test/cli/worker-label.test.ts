@@ -1,25 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serveTestApp, type TestApp, testApp } from '../helpers/app.ts';
-import { bootstrapTestAdmin } from '../helpers/auth.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCli, type ServedCli, servedCli } from '../helpers/cli.ts';
 
-let t: TestApp;
-let server: { url: string; close(): Promise<void> };
-let env: NodeJS.ProcessEnv;
+let served: ServedCli;
 
 beforeAll(async () => {
-  t = await testApp();
-  const token = await bootstrapTestAdmin(t);
-  server = await serveTestApp(t);
-  env = { SLUICE_SERVER: server.url, SLUICE_TOKEN: token };
+  served = await servedCli();
 });
-afterAll(async () => {
-  await server.close();
-  await t.close();
-});
+afterAll(() => served.close());
 
-const cli = (args: string[], stdin?: string) =>
-  runCli(args, { env, ...(stdin === undefined ? {} : { stdin }) });
+const cli = (args: string[], stdin?: string) => served.run(args, stdin);
 
 async function labelsOf(id: string): Promise<unknown> {
   const r = await cli(['worker', 'get', id, '-o', 'json']);
@@ -53,7 +42,7 @@ describe('sluice worker create|enroll --label', () => {
     const r = await runCli(
       ['worker', 'enroll', '--label', 'zone=b', '--label', 'tier=edge', '--id', 'edge-4'],
       {
-        env: { SLUICE_SERVER: server.url },
+        env: { SLUICE_SERVER: served.url },
         stdin: secret,
       },
     );

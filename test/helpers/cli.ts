@@ -6,6 +6,8 @@
  *   expect(r.code).toBe(0);
  */
 import { run } from '../../cli/main.ts';
+import { serveTestApp, type TestApp, testApp } from './app.ts';
+import { bootstrapTestAdmin } from './auth.ts';
 
 export interface CliRun {
   code: number;
@@ -34,4 +36,33 @@ export async function runCli(
     { SLUICE_CONFIG_DIR: '/nonexistent-sluice-config', ...options.env },
   );
   return { code, stdout, stderr };
+}
+
+/** A test app served over HTTP, and the CLI run against it as its system admin. */
+export interface ServedCli {
+  t: TestApp;
+  /** The served app's URL (SLUICE_SERVER). */
+  url: string;
+  /** SLUICE_SERVER and the admin's SLUICE_TOKEN. */
+  env: NodeJS.ProcessEnv;
+  /** Runs the CLI with `env`, `stdin` on its standard input when given. */
+  run(args: string[], stdin?: string): Promise<CliRun>;
+  close(): Promise<void>;
+}
+
+export async function servedCli(): Promise<ServedCli> {
+  const t = await testApp();
+  const token = await bootstrapTestAdmin(t);
+  const server = await serveTestApp(t);
+  const env = { SLUICE_SERVER: server.url, SLUICE_TOKEN: token };
+  return {
+    t,
+    url: server.url,
+    env,
+    run: (args, stdin) => runCli(args, { env, ...(stdin === undefined ? {} : { stdin }) }),
+    async close() {
+      await server.close();
+      await t.close();
+    },
+  };
 }
