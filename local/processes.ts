@@ -35,7 +35,8 @@ export async function spawnGuarded(
   options: {
     timeoutMs?: number;
     env?: NodeJS.ProcessEnv;
-    onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void;
+    /** `pid`: the process's, also for output that arrives after it died. */
+    onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr', pid: number) => void;
   } = {},
 ): Promise<GuardedProcess> {
   const child = spawn('bash', ['-c', WATCHDOG, 'sluice-watchdog', command, ...args], {
@@ -45,8 +46,8 @@ export async function spawnGuarded(
   });
   // From the start: a runner may print a run's events before its ready line.
   // Listening also keeps the pipes drained, so a chatty child never blocks on a full buffer.
-  child.stdout!.on('data', (chunk: Buffer) => options.onOutput?.(chunk, 'stdout'));
-  child.stderr!.on('data', (chunk: Buffer) => options.onOutput?.(chunk, 'stderr'));
+  child.stdout!.on('data', (chunk: Buffer) => options.onOutput?.(chunk, 'stdout', child.pid!));
+  child.stderr!.on('data', (chunk: Buffer) => options.onOutput?.(chunk, 'stderr', child.pid!));
   let output = '';
   let onEarlyExit: ((code: number | null) => void) | undefined;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

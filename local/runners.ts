@@ -30,8 +30,8 @@ export async function startRunners(
   count: number,
   config: AppConfig,
   emulatorEnv: Record<string, string>,
-  /** Where the jobs' `print` output goes (tests read it). */
-  printTo: NodeJS.WritableStream = process.stdout,
+  /** Where the jobs' `print` output goes; tests take it with the pid of the runner that printed it. */
+  printTo: NodeJS.WritableStream | ((chunk: Buffer, pid: number) => void) = process.stdout,
   /** Where the runners' logs go, each line marked with its runner (tests keep them). */
   logTo: NodeJS.WritableStream = process.stderr,
 ): Promise<Runners> {
@@ -56,8 +56,8 @@ export async function startRunners(
       {
         env,
         // `print` output as it is (as the cloud worker's goes to Cloud Logging); logs marked.
-        onOutput: (chunk, stream) => {
-          if (stream === 'stdout') printTo.write(chunk);
+        onOutput: (chunk, stream, pid) => {
+          if (stream === 'stdout') typeof printTo === 'function' ? printTo(chunk, pid) : printTo.write(chunk);
           else logTo.write(chunk.toString().replace(/^(?=.)/gm, `[cloud-${i + 1}] `));
         },
       },
