@@ -221,6 +221,17 @@ export interface FoundQuery {
   equality: string[];
   /** Range filters, then orderBy fields, in order. */
   sort: string[];
+  /** The direction of each sort field: `either` when the code chooses it at run time. */
+  directions: SortDirection[];
+}
+
+type SortDirection = 'asc' | 'desc' | 'either';
+
+/** `orderBy(field, direction)`'s direction, as far as the source says. */
+function directionOf(node: ts.Expression | undefined): SortDirection {
+  if (!node) return 'asc';
+  const text = literal(node);
+  return text === 'asc' || text === 'desc' ? text : 'either';
 }
 
 function literal(node: ts.Node | undefined): string | undefined {
@@ -261,12 +272,28 @@ export function findQueries(file: string, source: string, helpers: Map<string, s
         let query = groups.get(inner);
         if (!query) {
           const { line } = sf.getLineAndCharacterOfPosition(node.getStart());
-          query = { file, line: line + 1, ...collectionOf(inner, helpers), equality: [], sort: [] };
+          query = {
+            file,
+            line: line + 1,
+            ...collectionOf(inner, helpers),
+            equality: [],
+            sort: [],
+            directions: [],
+          };
           groups.set(inner, query);
         }
         const op = method === 'where' ? literal(node.arguments[1]) : 'order';
-        const list = op && EQUALITY.has(op) ? query.equality : query.sort;
-        if (!list.includes(field)) list.push(field);
+        if (op && EQUALITY.has(op)) {
+          if (!query.equality.includes(field)) query.equality.push(field);
+        } else {
+          // A range filter sorts ascending unless an orderBy of the same field says otherwise.
+          const direction = method === 'orderBy' ? directionOf(node.arguments[1]) : 'asc';
+          const at = query.sort.indexOf(field);
+          if (at === -1) {
+            query.sort.push(field);
+            query.directions.push(direction);
+          } else if (method === 'orderBy') query.directions[at] = direction;
+        }
       }
     }
   };
@@ -365,12 +392,36 @@ export function terraformIndexes(tf: Terraform): TfIndex[] {
   ).map((i) => ({ ...i, scope }));
 }
 
-/** Does an index serve `first` then `rest` in that order (other fields may sit between)? */
-function covers(index: TfIndex, fields: string[]): boolean {
+/** A field an index must hold, in order: an equality field in either direction, a sort field in its own. */
+type Need = [field: string, order?: 'ASCENDING' | 'DESCENDING'];
+
+/** Does an index serve `fields` in that order (other fields may sit between)? */
+function covers(index: TfIndex, fields: Need[]): boolean {
   let at = 0;
-  for (const [field] of index.fields) if (field === fields[at]) at++;
+  for (const [field, order] of index.fields) {
+    const [want, wantOrder] = fields[at] ?? [];
+    if (field === want && (!wantOrder || order === wantOrder)) at++;
+  }
   return at === fields.length;
 }
+
+/** The sort fields with their index orders: a query whose direction is chosen at run time needs both. */
+function sortVariants(q: FoundQuery): Need[][] {
+  let variants: Need[][] = [[]];
+  q.sort.forEach((field, i) => {
+    const direction = q.directions[i] ?? 'asc';
+    const orders = (
+      direction === 'either'
+        ? ['ASCENDING', 'DESCENDING']
+        : [direction === 'desc' ? 'DESCENDING' : 'ASCENDING']
+    ) as Need[1][];
+    variants = variants.flatMap((v) => orders.map((order) => [...v, [field, order] as Need]));
+  });
+  return variants;
+}
+
+const describeNeed = (fields: Need[]) =>
+  fields.map(([field, order]) => (order === 'DESCENDING' ? `${field} desc` : field)).join(', ');
 
 /**
  * Firestore serves equality-only queries by merging single-field indexes. A query that
@@ -392,15 +443,17 @@ export function missingIndexes(queries: FoundQuery[], tf: Terraform): string[] {
         (!q.collection || i.collection === q.collection) && (i.scope === wantScope || !q.collectionGroup),
     );
     const sort = q.sort;
-    const needs: string[][] = [];
+    const needs: Need[][] = [];
     if (sort.length > 0) {
-      for (const field of q.equality.filter((f) => !sort.includes(f))) needs.push([field, ...sort]);
-      if (needs.length === 0 && sort.length > 1) needs.push(sort);
+      for (const variant of sortVariants(q)) {
+        for (const field of q.equality.filter((f) => !sort.includes(f))) needs.push([[field], ...variant]);
+        if (q.equality.every((f) => sort.includes(f)) && sort.length > 1) needs.push(variant);
+      }
     }
     for (const fields of needs) {
       if (!candidates.some((i) => covers(i, fields))) {
         problems.push(
-          `${where}: no ${wantScope} composite index on (${fields.join(', ')}) in terraform/firestore.tf`,
+          `${where}: no ${wantScope} composite index on (${describeNeed(fields)}) in terraform/firestore.tf`,
         );
       }
     }
@@ -422,7 +475,7 @@ export function checkIndexes(tf: Terraform): CheckResult {
   const notes = queries.map(
     (q) =>
       `${q.file}:${q.line} ${q.collectionGroup ? 'group ' : ''}${q.collection ?? '?'} ` +
-      `eq[${q.equality.join(',')}] sort[${q.sort.join(',')}]`,
+      `eq[${q.equality.join(',')}] sort[${q.sort.map((f, i) => (q.directions[i] === 'asc' ? f : `${f} ${q.directions[i]}`)).join(',')}]`,
   );
   return result('every Firestore query has its index', missingIndexes(queries, tf), notes);
 }

@@ -18,6 +18,11 @@ locals {
     events_job_id    = { collection = "events", fields = [["job", "ASCENDING"], ["id", "ASCENDING"]] }
     events_worker_id = { collection = "events", fields = [["worker", "ASCENDING"], ["id", "ASCENDING"]] }
     events_source_id = { collection = "events", fields = [["source", "ASCENDING"], ["id", "ASCENDING"]] }
+    # The same, newest first (GET /api/events?order=newest).
+    events_type_id_desc   = { collection = "events", fields = [["type", "ASCENDING"], ["id", "DESCENDING"]] }
+    events_job_id_desc    = { collection = "events", fields = [["job", "ASCENDING"], ["id", "DESCENDING"]] }
+    events_worker_id_desc = { collection = "events", fields = [["worker", "ASCENDING"], ["id", "DESCENDING"]] }
+    events_source_id_desc = { collection = "events", fields = [["source", "ASCENDING"], ["id", "DESCENDING"]] }
     # The pages of GET /api/api-keys, /api/workers and /api/enrollment-secrets: creation order, then id.
     api_keys_created_id           = { collection = "api-keys", fields = [["created_at", "ASCENDING"], ["id", "ASCENDING"]] }
     workers_created_id            = { collection = "workers", fields = [["created_at", "ASCENDING"], ["id", "ASCENDING"]] }

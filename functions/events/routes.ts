@@ -2,6 +2,11 @@
  * `GET /api/events` (viewer): the event log, filtered by type, job, worker, source and
  * time, newest last, in pages with an opaque cursor. Payloads that workers wrote are
  * shown whole to operators and admins only (shared/events/visibility.ts).
+ *
+ * `order=newest` (a Sluice extension) pages the other way: newest first, each cursor
+ * going further back, down to `since`. Readers that want the latest N events (the CLI's
+ * `events ls`, the web UI's first load, output metrics) ask for them at once instead of
+ * paging through everything older.
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import { EventPage, EventView } from '../../shared/api/events.ts';
@@ -28,6 +33,10 @@ const Query = z.object({
   since: z.iso.datetime().optional().openapi({ description: 'RFC 3339; only events at or after this time' }),
   cursor: z.string().max(200).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
+  order: z.enum(['oldest', 'newest']).default('oldest').openapi({
+    description:
+      'oldest: oldest first, the cursor pages towards now (the contract). newest: newest first, the cursor pages back in time, down to since (a Sluice extension).',
+  }),
 });
 
 const Event = EventView.openapi('Event');
@@ -41,7 +50,7 @@ export function eventsFamily(deps: AppDeps): RouteFamily {
       method: 'get',
       path: '/events',
       tags: ['events'],
-      summary: 'Events, oldest first within the page, with a cursor for the next page',
+      summary: 'Events, oldest first (or newest first with order=newest), with a cursor for the next page',
       security: BEARER,
       request: { query: Query },
       responses: {
@@ -64,18 +73,28 @@ export function eventsFamily(deps: AppDeps): RouteFamily {
         ]);
       if (types.length > 30)
         throw ApiError.invalid('at most 30 types per query', [{ path: 'type', message: 'at most 30' }]);
-      let query = eventsCollection(await deps.clients.firestore(), c.get('principal').tenant).orderBy('id');
+      const newest = q.order === 'newest';
+      let query = eventsCollection(await deps.clients.firestore(), c.get('principal').tenant).orderBy(
+        'id',
+        newest ? 'desc' : 'asc',
+      );
       if (types.length) query = query.where('type', 'in', types);
       if (q.job) query = query.where('job', '==', q.job);
       if (q.worker) query = query.where('worker', '==', q.worker);
       if (q.source) query = query.where('source', '==', q.source);
       const after = q.cursor ? Buffer.from(q.cursor, 'base64url').toString() : undefined;
+      // An id begins with its time, so the time alone sorts before every id of that instant.
       const since = q.since ? eventIdTime(new Date(q.since)) : undefined;
-      const start = [after, since]
-        .filter((x): x is string => !!x)
-        .sort()
-        .pop();
-      if (start) query = after && start === after ? query.startAfter(start) : query.startAt(start);
+      if (newest) {
+        if (after) query = query.startAfter(after);
+        if (since) query = query.endAt(since);
+      } else {
+        const start = [after, since]
+          .filter((x): x is string => !!x)
+          .sort()
+          .pop();
+        if (start) query = after && start === after ? query.startAfter(start) : query.startAt(start);
+      }
       const snap = await query.limit(q.limit + 1).get();
       const docs = snap.docs.slice(0, q.limit);
       const whole = allows(c.get('principal').roles, 'operator');

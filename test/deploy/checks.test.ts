@@ -46,6 +46,22 @@ describe('check:deploy', () => {
     expect(problems[0]).toContain('(kind, id)');
   });
 
+  it('asks for a descending index for a query that sorts newest first, and both for a direction chosen at run time', async () => {
+    const tf = await loadTerraform();
+    const source = `
+      function f(db, t, job, newest) { return eventsCollection(db, t).where('job', '==', job).orderBy('id', newest ? 'desc' : 'asc').get(); }
+      function g(db, t, kind) { return eventsCollection(db, t).where('kind', '==', kind).orderBy('id', 'desc').get(); }`;
+    const queries = findQueries('x.ts', source, new Map([['eventsCollection', 'events']]));
+    expect(queries.map((q) => q.directions)).toEqual([['either'], ['desc']]);
+    // terraform has (job, id) both ways; nothing on kind.
+    expect(missingIndexes(queries, tf)).toEqual([expect.stringContaining('(kind, id desc)')]);
+    delete (tf.locals.composite_indexes as Record<string, unknown>).events_job_id_desc;
+    expect(missingIndexes(queries, tf)).toEqual([
+      expect.stringContaining('(job, id desc)'),
+      expect.stringContaining('(kind, id desc)'),
+    ]);
+  });
+
   it('reads the sort fields of a chained query in the order they sort', async () => {
     const tf = await loadTerraform();
     const source = `function f(db) { return db.collection('workers').orderBy('created_at').orderBy('id').get(); }
