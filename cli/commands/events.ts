@@ -3,14 +3,12 @@
  *
  * `ls` shows what happened recently, as `kubectl get events` does: the newest `--limit`
  * events (default 100), oldest first, and a note on stderr when older ones were left out.
- * `GET /api/events` reads forward only (oldest first, a cursor to the next page, at most
- * 1,000 events a page), so `ls` first reads from the start while that fits in `--limit`,
- * and otherwise reads back from now in ever wider windows until one holds enough.
+ * It reads them newest first (`GET /api/events?order=newest`, at most 1,000 a page), so
+ * it reads no more of the log than it shows.
  */
 
 import type { EventPage, EventView } from '../../shared/api/events.ts';
 import { parseDuration } from '../../shared/duration.ts';
-import { eventIdTime } from '../../shared/events/event-id.ts';
 import { EventTail } from '../../shared/events/tail.ts';
 import type { ApiClient } from '../api-client.ts';
 import { CliError } from '../exit-codes.ts';
@@ -20,11 +18,6 @@ import type { CommandGroup } from './index.ts';
 
 /** The most events one `GET /api/events` answers (its `limit`, functions/events/routes.ts). */
 const PAGE_MAX = 1000;
-/** `ls` reads back from now this far first, then each window this many times wider... */
-const FIRST_WINDOW_MS = 60_000;
-const WINDOW_GROWTH = 8;
-/** ...and once a window would be wider than this (the log keeps events 30 days), from the start. */
-const WHOLE_LOG_MS = 30 * 24 * 3_600_000;
 
 const SINCE_FORMAT = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})$/;
 
@@ -71,51 +64,24 @@ export async function newestEvents(
   filters: Filters,
   since: Date | undefined,
   limit: number,
-  now = Date.now(),
 ): Promise<{ events: EventView[]; leftOut: boolean }> {
-  const page = (from: Date | undefined, cursor: string | undefined, size: number) =>
-    api.get<EventPage>('/api/events', {
-      query: {
-        ...filters,
-        ...(cursor ? { cursor } : { since: from?.toISOString() }),
-        limit: String(size),
-      },
-    });
-
-  // A short log (or period): whole, from the start, while it fits in limit + 1 events.
-  const first: EventView[] = [];
+  // One more than asked for says whether older ones were left out.
+  const newest: EventView[] = [];
   let cursor: string | undefined;
   do {
-    const got = await page(since, cursor, Math.min(PAGE_MAX, limit + 1 - first.length));
-    first.push(...got.events);
+    const got = await api.get<EventPage>('/api/events', {
+      query: {
+        ...filters,
+        order: 'newest',
+        since: since?.toISOString(),
+        ...(cursor ? { cursor } : {}),
+        limit: String(Math.min(PAGE_MAX, limit + 1 - newest.length)),
+      },
+    });
+    newest.push(...got.events);
     cursor = got.next_cursor ?? undefined;
-  } while (cursor && first.length <= limit);
-  if (!cursor) return { events: first.slice(-limit), leftOut: first.length > limit };
-
-  // More than `limit`, and the newest are at the end. Each window reads from its start up
-  // to where the one before began (`before`), so no event is read in two windows.
-  let newer: EventView[] = [];
-  let before: string | undefined;
-  for (let span = FIRST_WINDOW_MS; ; span *= WINDOW_GROWTH) {
-    let from: Date | undefined = span > WHOLE_LOG_MS ? undefined : new Date(now - span);
-    if (since && (!from || from <= since)) from = since;
-    const keep = limit + 1 - newer.length;
-    const window: EventView[] = [];
-    cursor = undefined;
-    reading: do {
-      const got = await page(from, cursor, PAGE_MAX);
-      for (const event of got.events) {
-        if (before !== undefined && event.id >= before) break reading;
-        window.push(event);
-      }
-      if (window.length > keep) window.splice(0, window.length - keep);
-      cursor = got.next_cursor ?? undefined;
-    } while (cursor);
-    newer = [...window, ...newer];
-    if (newer.length > limit || from === since)
-      return { events: newer.slice(-limit), leftOut: newer.length > limit };
-    before = eventIdTime(from!);
-  }
+  } while (cursor && newest.length <= limit);
+  return { events: newest.slice(0, limit).reverse(), leftOut: newest.length > limit };
 }
 
 export const eventsCommands: CommandGroup = (program, wrap) => {

@@ -2,8 +2,8 @@
  * The output metrics of `sluice job ls` / `job get` ("last 24 h") on a busy tenant: when the
  * reports are too many to read within the page budget, the newest are the ones counted
  * and the figure says it is partial (from when it counts). Against an in-memory log that
- * answers as GET /api/events does (ids by time, `since`, `cursor`, oldest first), and
- * against the real API with small pages.
+ * answers as GET /api/events does (ids by time, `since`, `cursor`, oldest first or
+ * `order=newest`), and against the real API with small pages.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../cli/api-client.ts';
@@ -40,11 +40,12 @@ function fakeApi(log: EventView[]) {
       const after = q.cursor ? Buffer.from(q.cursor, 'base64url').toString() : undefined;
       const since = q.since ? idTime(Date.parse(q.since)) : undefined;
       const limit = Number(q.limit ?? 100);
-      const rows = sorted.filter(
+      const newest = q.order === 'newest';
+      const rows = (newest ? [...sorted].reverse() : sorted).filter(
         (e) =>
           (!q.type || e.type === q.type) &&
           (!q.job || e.job === q.job) &&
-          (after === undefined || e.id > after) &&
+          (after === undefined || (newest ? e.id < after : e.id > after)) &&
           (since === undefined || e.id >= since),
       );
       const page = rows.slice(0, limit);
