@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type APIRequestContext, request } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildEvent, eventsCollection, storedEvent } from '../../functions/events/event-log.ts';
 import { type Stack, startStack } from '../../local/stack.ts';
 import { testProjectId } from '../helpers/app.ts';
 import { launchChromium, type TestBrowser, type WatchedPage } from './browser.ts';
@@ -40,6 +41,7 @@ let chromium: TestBrowser;
 let page: WatchedPage;
 let admin: APIRequestContext;
 const work = mkdtempSync(join(tmpdir(), 'sluice-web-'));
+const PROJECT = testProjectId();
 
 beforeAll(async () => {
   chromium = await launchChromium(); // first: without Chromium, fail before starting anything
@@ -47,7 +49,7 @@ beforeAll(async () => {
     dataDir: join(work, 'data'),
     port: 0,
     env: { ...process.env, SLUICE_ADMIN_PASSWORD: PASSWORD },
-    projectId: testProjectId(),
+    projectId: PROJECT,
   });
   const anonymous = await request.newContext({ baseURL: stack.url, ignoreHTTPSErrors: true });
   const token = await anonymous.post('/api/tokens/create/user', {
@@ -388,6 +390,45 @@ describe('the web UI', () => {
       })
       .toBe(before + 1);
     await shot('14-events');
+  }, 60_000);
+
+  it('opens the events page on the newest events of a busy day, in one request', async () => {
+    // 6,000 events of the last 12 hours, more than the page reads while catching up (5,000).
+    const { Firestore } = await import('@google-cloud/firestore');
+    const db = new Firestore({ projectId: PROJECT });
+    const now = Date.now();
+    const busy = Array.from({ length: 6000 }, (_, i) =>
+      buildEvent(
+        { type: 'user-generated', source: 'server', job: 'busy-log', payload: { n: i } },
+        new Date(now - 12 * 3_600_000 + i * 7_000),
+      ),
+    );
+    for (let i = 0; i < busy.length; i += 500) {
+      const batch = db.batch();
+      for (const event of busy.slice(i, i + 500))
+        batch.set(eventsCollection(db, 'default').doc(event.id), storedEvent(event));
+      await batch.commit();
+    }
+    await db.terminate();
+    const reads: string[] = [];
+    const count = (req: { url(): string }) => {
+      if (new URL(req.url()).pathname === '/api/events') reads.push(req.url());
+    };
+    page.on('request', count);
+    await page.goto('/events?job=busy-log');
+    const rows = page.locator('table.events tbody tr');
+    await rows.first().waitFor();
+    // The newest of them shows first, from the first request; the page keeps the newest 300.
+    await expect.poll(() => rows.count()).toBe(300);
+    expect(await rows.first().innerText()).toContain('{"n":5999}');
+    expect(await rows.last().innerText()).toContain('{"n":5700}');
+    page.off('request', count);
+    // Without paging through the older ones.
+    expect(reads[0]).toContain('order=newest');
+    expect(
+      reads.filter((url) => url.includes('cursor=')),
+      reads.join('\n'),
+    ).toEqual([]);
   }, 60_000);
 
   it('renders the API reference from the OpenAPI document at /api/docs', async () => {

@@ -1,7 +1,8 @@
 /**
  * A job's output on its page: the kind its definition names, and what it delivered in
  * the last 24 hours, summed from the `job-metrics` events its runs reported (events,
- * bytes, batches, retries, failures, runs, the newest report).
+ * bytes, batches, retries, failures, runs, the newest report): the newest 1,000 reports,
+ * one request, and it says so when the day held more.
  */
 import { useState } from 'preact/hooks';
 import {
@@ -23,7 +24,7 @@ export function OutputMetrics({ job, kind }: { job: string; kind: string | undef
   // Fixed when the page opens, so the refreshing request keeps one path.
   const [since] = useState(() => new Date(Date.now() - OUTPUT_METRICS_WINDOW_MS).toISOString());
   const reports = useApi<EventsPage>(
-    `/api/events?type=job-metrics&job=${enc(job)}&since=${enc(since)}&limit=1000`,
+    `/api/events?type=job-metrics&job=${enc(job)}&since=${enc(since)}&order=newest&limit=1000`,
     undefined,
     { refreshMs: REFRESH_MS },
   );
@@ -52,7 +53,7 @@ export function OutputMetrics({ job, kind }: { job: string; kind: string | undef
             <dt>Runs</dt>
             <dd data-metric="runs">
               {sum.runs}
-              {reports.data?.next_cursor ? ' (the first 1000 reports)' : ''}
+              {reports.data?.next_cursor ? ' (only the newest 1000 reports are counted)' : ''}
             </dd>
             <dt>Last report</dt>
             <dd>{formatTime(sum.last_report)}</dd>

@@ -1,10 +1,10 @@
 /**
- * A live view of the event log: loads the last day's events matching the filters, then
- * polls `GET /api/events` every 1.5 s for newer ones. It follows `next_cursor` while a
- * page is full (at most MAX_PAGES_PER_POLL pages a poll, then on at the next), and
- * otherwise asks again from a little before the newest event (`EventTail`: an event that
- * commits late still shows, in its place by time, and none shows twice). Keeps the newest
- * `keep` events.
+ * A live view of the event log: loads the newest `keep` events of the last day that match
+ * the filters (`order=newest`, one request however busy the log), then polls
+ * `GET /api/events` every 1.5 s for newer ones. It follows `next_cursor` while a page is
+ * full (at most MAX_PAGES_PER_POLL pages a poll, then on at the next), and otherwise asks
+ * again from a little before the newest event (`EventTail`: an event that commits late
+ * still shows, in its place by time, and none shows twice). Keeps the newest `keep` events.
  *
  * @example
  *   const feed = useEventFeed({ worker: 'local' }, { live: true });
@@ -33,6 +33,8 @@ export interface EventFilters {
 
 const POLL_MS = 1500;
 const PAGE = 500;
+/** The most events one request answers (functions/events/routes.ts). */
+const PAGE_MAX = 1000;
 const MAX_PAGES_PER_POLL = 10;
 const LOOKBACK_MS = 24 * 60 * 60 * 1000;
 
@@ -49,12 +51,27 @@ export function useEventFeed(filters: EventFilters, options: { live: boolean; ke
     let cursor: string | undefined;
     const tail = new EventTail(new Date(Date.now() - LOOKBACK_MS));
     let all: SluiceEvent[] = [];
+    let started = false;
     setEvents([]);
     setLoaded(false);
     setError(undefined);
 
     const poll = async () => {
       try {
+        if (!started) {
+          // The newest first, so a busy day does not show its oldest hours while it catches up.
+          const newest = await api.get<{ events: SluiceEvent[] }>(
+            withQuery('/api/events', {
+              ...filters,
+              order: 'newest',
+              limit: Math.min(keep, PAGE_MAX),
+              since: tail.since(),
+            }),
+          );
+          all = tail.fresh([...newest.events].reverse());
+          started = true;
+          if (!stopped) setEvents(all);
+        }
         for (let i = 0; i < MAX_PAGES_PER_POLL && !stopped; i++) {
           const page = await api.get<{ events: SluiceEvent[]; next_cursor: string | null }>(
             withQuery('/api/events', {
