@@ -10,6 +10,7 @@ import { CliError } from '../exit-codes.ts';
 import type { CommandContext } from '../globals.ts';
 import { formatResult, printResult } from '../output.ts';
 import type { CommandGroup } from './index.ts';
+import { stageHint } from './stage-hint.ts';
 
 type Target = { kind: 'global' } | { kind: 'worker' | 'job'; id: string };
 
@@ -145,6 +146,10 @@ export const contextCommands: CommandGroup = (program, wrap) => {
           answer = await api.post(`/api/contexts/${path}/${encodeURIComponent(t.id)}`, { body });
         }
         printResult(ctx.io, (answer as { context: unknown }).context, ctx.globals.output);
+        if (t.kind === 'job') {
+          const hint = await stageHint(api, t.id, { jobContext: true });
+          if (hint) ctx.io.stderr(hint);
+        }
       }),
     );
 

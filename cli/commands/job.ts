@@ -11,6 +11,7 @@ import type { CommandGroup } from './index.ts';
 import { metricsCell, type RecentOutputMetrics, recentOutputMetrics } from './job-output-metrics.ts';
 import { jobRunAction } from './job-run.ts';
 import { jobValidateAction } from './job-validate.ts';
+import { stageHint } from './stage-hint.ts';
 
 const path = (name: unknown, suffix = '') => `/api/jobs/${encodeURIComponent(name as string)}${suffix}`;
 
@@ -86,6 +87,8 @@ export const jobCommands: CommandGroup = (program, wrap) => {
         if (ctx.globals.output === 'table')
           ctx.io.stdout(`job ${saved.name} saved as version ${saved.version}\n`);
         else printResult(ctx.io, saved, ctx.globals.output);
+        const hint = await stageHint(await ctx.api(), saved.name, { savedVersion: saved.version });
+        if (hint) ctx.io.stderr(hint);
       }),
     );
 
