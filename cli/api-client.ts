@@ -40,6 +40,8 @@ export interface RequestOptions {
   /** Routes that take no token (token creation, enrollment). */
   anonymous?: boolean;
   query?: Record<string, string | undefined>;
+  /** Ends the request early (a long poll on Ctrl-C). */
+  signal?: AbortSignal;
 }
 
 /** undici's request function. */
@@ -130,7 +132,13 @@ export class ApiClient {
     let res: Awaited<ReturnType<Request>>;
     try {
       const { agent, request } = await this.connection();
-      res = await request(url, { method, headers, body, dispatcher: agent });
+      res = await request(url, {
+        method,
+        headers,
+        body,
+        dispatcher: agent,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
     } catch (err) {
       throw connectionError(this.server, err);
     }
@@ -189,7 +197,7 @@ function apiError(status: number, text: string, refused: Refused): CliError {
     if (message.includes('try again later')) message = message.replace('try again later', wait);
     else hints.push(`The server asks to ${wait}.`);
   }
-  return new CliError(message, exitCodeForApiError(code), hints);
+  return new CliError(message, exitCodeForApiError(code), hints, code);
 }
 
 /** What to do after a 401 or 403, given what the server refused. */

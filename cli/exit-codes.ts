@@ -13,6 +13,8 @@ export class CliError extends Error {
     readonly exitCode: ExitCode = EXIT.error,
     /** Extra lines: what to do next, or per-field details. */
     readonly hints: string[] = [],
+    /** The API's error code, when the server refused the request. */
+    readonly apiCode?: ErrorCode,
   ) {
     super(message);
     this.name = 'CliError';

@@ -2,6 +2,8 @@
  * `sluice worker run`: this machine becomes a worker. The worker key comes from
  * `SLUICE_WORKER_KEY` or standard input (never an argument); it is exchanged for a
  * short-lived token that is renewed before it expires. Job output goes to standard output.
+ * Ctrl-C or SIGTERM stops it at once; a refused key (the worker deleted, or its key
+ * rotated) stops its jobs and ends it with exit code 3.
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -9,7 +11,7 @@ import { createPrintOutput } from '../../functions/runner/outputs/print/index.ts
 import { fileStores } from '../../functions/runner/stores/file.ts';
 import { apiFingerprints, runWorker } from '../../functions/runner/worker-runtime.ts';
 import { ApiClient } from '../api-client.ts';
-import { CliError } from '../exit-codes.ts';
+import { CliError, EXIT } from '../exit-codes.ts';
 import type { CommandContext } from '../globals.ts';
 import type { CommandGroup } from './index.ts';
 
@@ -69,7 +71,17 @@ export async function workerRunAction(
       stores: { fingerprints: apiFingerprints(api), watermarks: fileStores(options.stateDir).watermarks },
       signal: controller.signal,
       log: (line) => ctx.io.stderr(`${new Date().toISOString()} ${line}\n`),
+      isRevoked: (err) => err instanceof CliError && err.apiCode === 'unauthenticated',
     });
+  } catch (err) {
+    if (!(err instanceof CliError && err.apiCode === 'unauthenticated')) throw err;
+    throw new CliError(
+      `worker ${current!.worker}: the control plane refused its key (${err.message}); it was deleted or its key was rotated, and its jobs are stopped`,
+      EXIT.auth,
+      [
+        'Run it again with the key `sluice worker rotate-key ID` printed, or `sluice worker create ID` and enroll it again.',
+      ],
+    );
   } finally {
     process.removeListener('SIGINT', stop);
     process.removeListener('SIGTERM', stop);

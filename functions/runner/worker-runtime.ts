@@ -4,7 +4,8 @@
  * current. A message (context changed, deployment changed, variable changed) makes it
  * re-fetch its rendered jobs and restart exactly those whose rendered definition changed.
  * It sends heartbeats with each job's state, and when the control plane is unreachable it
- * backs off and catches up once it is back.
+ * backs off and catches up once it is back. A refusal of its credential is not an outage:
+ * the worker was deleted or its key rotated, so it stops its jobs and ends with that error.
  *
  * @example
  *   await runWorker({ api: () => client, output: createPrintOutput(process.stdout), stores: fileStores(dir), signal, log });
@@ -38,7 +39,7 @@ export function apiFingerprints(api: () => Promise<WorkerApi>): FingerprintStore
 }
 
 export interface WorkerApi {
-  get<T>(path: string, options?: { query?: Record<string, string> }): Promise<T>;
+  get<T>(path: string, options?: { query?: Record<string, string>; signal?: AbortSignal }): Promise<T>;
   post<T>(path: string, options?: { body?: unknown }): Promise<T>;
 }
 
@@ -56,6 +57,11 @@ export interface WorkerOptions {
   heartbeatMs?: number;
   /** Long-poll wait for messages. */
   waitSeconds?: number;
+  /**
+   * Whether an error means this worker's credential was refused (deleted, or its key
+   * rotated): the runtime then stops its jobs and throws it, instead of retrying.
+   */
+  isRevoked?: (err: unknown) => boolean;
 }
 
 interface RunningJob {
@@ -244,14 +250,29 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     await flushReports();
   };
 
+  // Ends the loop (and its long poll) at once: stopped, or the credential was refused.
+  const stopping = new AbortController();
+  const stop = () => stopping.abort();
+  options.signal.addEventListener('abort', stop, { once: true });
+  if (options.signal.aborted) stop();
+  let revoked: unknown;
+  const refused = (err: unknown) => {
+    if (!options.isRevoked?.(err)) return false;
+    revoked ??= err;
+    stop();
+    return true;
+  };
   const heartbeats = setInterval(
-    () => void heartbeat().catch((err: Error) => options.log(`heartbeat failed: ${err.message}`)),
+    () =>
+      void heartbeat().catch((err: Error) => {
+        if (!refused(err)) options.log(`heartbeat failed: ${err.message}`);
+      }),
     heartbeatMs,
   );
   let backoffMs = 1_000;
   let needSync = true;
   try {
-    while (!options.signal.aborted) {
+    while (!stopping.signal.aborted) {
       try {
         if (needSync) {
           await sync();
@@ -262,6 +283,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
           messages: (SluiceEvent & { ack_id: string })[];
         }>('/api/worker/messages', {
           query: { wait: `${options.waitSeconds ?? 20}s` },
+          signal: stopping.signal,
         });
         if (received.length) {
           needSync = received.some((m) => REFRESH_TYPES.has(m.type));
@@ -274,21 +296,23 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         }
         backoffMs = 1_000;
       } catch (err) {
-        if (options.signal.aborted) break;
+        if (refused(err) || stopping.signal.aborted) break;
         options.log(
           `control plane unreachable or failing (${(err as Error).message}); retrying in ${Math.round(backoffMs / 1000)} s`,
         );
-        await sleep(backoffMs + Math.random() * 250, options.signal);
+        await sleep(backoffMs + Math.random() * 250, stopping.signal);
         backoffMs = Math.min(backoffMs * 2, 30_000);
         needSync = true; // catch up on anything missed while away
       }
     }
   } finally {
+    options.signal.removeEventListener('abort', stop);
     clearInterval(heartbeats);
     clearTimeout(promptFlush);
     for (const running of jobs.values()) running.controller.abort();
     await options.output.close();
   }
+  if (revoked !== undefined) throw revoked;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
