@@ -270,6 +270,8 @@ export async function undeployJob(
     const ref = jobsCollection(db, tenant).doc(name);
     const current = (await tx.get(ref)).data() as JobRecord | undefined;
     if (!current) throw ApiError.notFound(`no job ${name}`);
+    // All or nothing: a typo among the named workers undeploys from none of them.
+    if (requested) await assertWorkersExist(db, tenant, current, requested, 'workers', tx);
     const removed = (requested ?? Object.keys(current.deployments)).filter((w) =>
       hasOwn(current.deployments, w),
     );
@@ -333,7 +335,9 @@ export async function previewRendering(
   worker: string,
 ): Promise<{ definition: JobDefinition; sources: WorkerRendering['resolved']['sources'] }> {
   const record = await loadJob(deps, tenant, name);
-  const contexts = new ContextStore(await deps.clients.firestore());
+  const db = await deps.clients.firestore();
+  await assertWorkersExist(db, tenant, record, [worker], 'worker');
+  const contexts = new ContextStore(db);
   const input = record.staged
     ? stagedRenderInput({ ...record, staged: record.staged })
     : {
@@ -434,6 +438,29 @@ function stateTransition(
       payload: { from: current.state, to: change.state, ...(change.error ? { error: change.error } : {}) },
     },
   };
+}
+
+/**
+ * Refuses (404) an undeploy or render naming workers that do not exist, counted as deploy
+ * counts them (built-in workers always exist): otherwise a typo answers like a worker that
+ * just does not have the job. A worker the job is still deployed to counts as existing,
+ * record or not, so its deployment can always be seen and taken off.
+ */
+async function assertWorkersExist(
+  db: Firestore,
+  tenant: string,
+  job: Pick<JobRecord, 'deployments'>,
+  workers: string[],
+  path: 'workers' | 'worker',
+  tx?: Transaction,
+): Promise<void> {
+  const undeployed = [...new Set(workers)].filter((w) => !hasOwn(job.deployments, w));
+  const missing = await unknownWorkers(db, tenant, undeployed, tx);
+  if (!missing.length) return;
+  const what = path === 'worker' ? 'unknown worker' : 'unknown worker(s)';
+  throw new ApiError('not_found', `${what}: ${missing.join(', ')}`, {
+    details: missing.map((w) => ({ path, message: `no worker ${w}` })),
+  });
 }
 
 /** What keeps a rendering from running on its worker: render errors, and the `cloud` worker's rules. */

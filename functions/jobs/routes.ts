@@ -214,7 +214,8 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
       method: 'post',
       path: '/jobs/{name}/undeploy',
       tags: ['jobs'],
-      summary: 'Remove the job from some workers, or from all when `workers` is absent',
+      summary:
+        'Remove the job from some workers, or from all when `workers` is absent; naming a worker that does not exist is a 404 and changes nothing',
       security: BEARER,
       middleware: operator,
       request: {
@@ -245,7 +246,8 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
       method: 'get',
       path: '/jobs/{name}/render',
       tags: ['jobs'],
-      summary: 'The definition a worker would run, with the scope of every context key',
+      summary:
+        'The definition a worker would run, with the scope of every context key (404 for a worker that does not exist)',
       security: BEARER,
       request: { params: NameParam, query: z.object({ worker: WorkerId }) },
       responses: {
