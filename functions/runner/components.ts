@@ -19,7 +19,15 @@ import { createGcsOutput } from './outputs/gcs/index.ts';
 import { createHttpPostOutput } from './outputs/http-post/index.ts';
 import { createPubsubOutput } from './outputs/pubsub/index.ts';
 import { withRunReports } from './run-reports.ts';
-import { type Input, newOutputMetrics, type Output, type OutputMetrics, type RunReport } from './types.ts';
+import {
+  type Input,
+  type JsonLines,
+  newOutputMetrics,
+  type Output,
+  type OutputMetrics,
+  type RunEvent,
+  type RunReport,
+} from './types.ts';
 
 export interface InputDeps {
   egress?: EgressPolicy;
@@ -100,13 +108,24 @@ export function outputFor(definition: JobDefinition, deps: OutputDeps): BuiltOut
   return { kind, output: build(definition.output[kind], deps, metrics), metrics };
 }
 
-/** The shared print output, counting this job's events; closing is the owner's business. */
+/**
+ * The shared print output, counting this job's events and the bytes it writes of them;
+ * closing is the owner's business.
+ */
 function countingPrint(print: Output, metrics: OutputMetrics): Output {
+  const count = (events: number, bytes: number) => {
+    metrics.batches++;
+    metrics.events += events;
+    metrics.bytes += bytes;
+  };
   const counted: Output = {
     async write(events, unit) {
-      await print.write(events, unit);
-      metrics.batches++;
-      metrics.events += events.length;
+      // Serialized here, once, as the print output would: what is counted is what is written.
+      // A print output that takes only events (a test's) serializes them the same way.
+      const lines = jsonLinesOf(events);
+      if (print.writeJsonLines) await print.writeJsonLines(lines, unit);
+      else await print.write(events, unit);
+      count(lines.count, byteLengthOf(lines));
     },
     async close() {},
   };
@@ -114,14 +133,24 @@ function countingPrint(print: Output, metrics: OutputMetrics): Output {
     counted.writeJsonLines = async (lines, unit) => {
       // Measured before they are handed over: once written, `release` gives a read thread
       // its buffers back, and a chunk whose buffer went back has length 0.
-      let bytes = 0;
-      for (const chunk of lines.chunks) bytes += chunk.length;
+      const bytes = byteLengthOf(lines);
       await print.writeJsonLines!(lines, unit);
-      metrics.batches++;
-      metrics.events += lines.count;
-      metrics.bytes += bytes;
+      count(lines.count, bytes);
     };
   }
   if (print.acknowledge) counted.acknowledge = (units) => print.acknowledge!(units);
   return counted;
+}
+
+/** Events as the print output writes them: one JSON object per line, as UTF-8 bytes. */
+function jsonLinesOf(events: RunEvent[]): JsonLines {
+  let text = '';
+  for (const event of events) text += `${JSON.stringify(event)}\n`;
+  return { chunks: [Buffer.from(text)], count: events.length };
+}
+
+function byteLengthOf(lines: JsonLines): number {
+  let bytes = 0;
+  for (const chunk of lines.chunks) bytes += chunk.length;
+  return bytes;
 }
