@@ -7,6 +7,7 @@
  * it reads no more of the log than it shows.
  */
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { EventPage, EventView } from '../../shared/api/events.ts';
 import { parseDuration } from '../../shared/duration.ts';
 import { EventTail } from '../../shared/events/tail.ts';
@@ -84,6 +85,66 @@ export async function newestEvents(
   return { events: newest.slice(0, limit).reverse(), leftOut: newest.length > limit };
 }
 
+/**
+ * Aborted by Ctrl-C (SIGINT) or SIGTERM: for a command that runs until stopped, its normal
+ * end (exit 0, as `sluice worker run`), not the signal's default of killing the process.
+ */
+function untilInterrupted(): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return {
+    signal: controller.signal,
+    dispose() {
+      process.removeListener('SIGINT', stop);
+      process.removeListener('SIGTERM', stop);
+    },
+  };
+}
+
+/** Shows each new event that matches `filters`, polling every `interval` ms until `signal` aborts. */
+async function follow(
+  api: ApiClient,
+  filters: Filters,
+  tail: EventTail,
+  interval: number,
+  signal: AbortSignal,
+  show: (event: EventView) => void,
+): Promise<void> {
+  while (!signal.aborted) {
+    // From the settle time before the newest event shown (events that commit late
+    // land there), then page by page while pages are full.
+    let cursor: string | undefined;
+    do {
+      const page = await eventsPage(api, filters, cursor ? { cursor } : { since: tail.since() }, signal);
+      // Interrupted: what the last poll read is not shown, so nothing comes after Ctrl-C.
+      if (!page) return;
+      for (const event of tail.fresh(page.events)) show(event);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+    // Rejects only when interrupted, which ends the loop.
+    await sleep(interval, undefined, { signal }).catch(() => {});
+  }
+}
+
+/** One page of the tail's poll; undefined once `signal` aborted (the request is cut off). */
+async function eventsPage(
+  api: ApiClient,
+  filters: Filters,
+  from: { cursor: string } | { since: string },
+  signal: AbortSignal,
+): Promise<EventPage | undefined> {
+  if (signal.aborted) return undefined;
+  try {
+    return await api.get<EventPage>('/api/events', { query: { ...filters, ...from, limit: '500' }, signal });
+  } catch (err) {
+    // After the interrupt, the request's failure is not the tail's.
+    if (signal.aborted) return undefined;
+    throw err;
+  }
+}
+
 export const eventsCommands: CommandGroup = (program, wrap) => {
   const events = program.command('events').description('The event log');
   const filters = (cmd: ReturnType<typeof events.command>) =>
@@ -131,23 +192,13 @@ export const eventsCommands: CommandGroup = (program, wrap) => {
         const start = parseSince(o.since) ?? new Date();
         const interval = parseInterval(o.interval ?? '1s');
         const api = await ctx.api();
-        const tail = new EventTail(start);
-        for (;;) {
-          // From the settle time before the newest event shown (events that commit late
-          // land there), then page by page while pages are full.
-          let cursor: string | undefined;
-          do {
-            const page = await api.get<EventPage>('/api/events', {
-              query: {
-                ...filtersOf(o),
-                ...(cursor ? { cursor } : { since: tail.since() }),
-                limit: '500',
-              },
-            });
-            for (const event of tail.fresh(page.events)) ctx.io.stdout(`${JSON.stringify(event)}\n`);
-            cursor = page.next_cursor ?? undefined;
-          } while (cursor);
-          await new Promise((r) => setTimeout(r, interval));
+        const interrupt = untilInterrupted();
+        try {
+          await follow(api, filtersOf(o), new EventTail(start), interval, interrupt.signal, (event) =>
+            ctx.io.stdout(`${JSON.stringify(event)}\n`),
+          );
+        } finally {
+          interrupt.dispose();
         }
       }),
     );
