@@ -3,13 +3,14 @@
  * `SLUICE_WORKER_KEY` or standard input (never an argument); it is exchanged for a
  * short-lived token that is renewed before it expires. Job output goes to standard output.
  * Ctrl-C or SIGTERM stops it at once; a refused key (the worker deleted, or its key
- * rotated) stops its jobs and ends it with exit code 3.
+ * rotated) stops its jobs and ends it with exit code 3; another `worker run` of the same
+ * worker started later takes it over, and this one stops its jobs and exits 1.
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { createPrintOutput } from '../../functions/runner/outputs/print/index.ts';
 import { fileStores } from '../../functions/runner/stores/file.ts';
-import { apiFingerprints, runWorker } from '../../functions/runner/worker-runtime.ts';
+import { apiFingerprints, runWorker, WorkerEnded } from '../../functions/runner/worker-runtime.ts';
 import { ApiClient } from '../api-client.ts';
 import { CliError, EXIT } from '../exit-codes.ts';
 import type { CommandContext } from '../globals.ts';
@@ -71,12 +72,22 @@ export async function workerRunAction(
       stores: { fingerprints: apiFingerprints(api), watermarks: fileStores(options.stateDir).watermarks },
       signal: controller.signal,
       log: (line) => ctx.io.stderr(`${new Date().toISOString()} ${line}\n`),
-      isRevoked: (err) => err instanceof CliError && err.apiCode === 'unauthenticated',
+      apiCodeOf: (err) => (err instanceof CliError ? err.apiCode : undefined),
     });
   } catch (err) {
-    if (!(err instanceof CliError && err.apiCode === 'unauthenticated')) throw err;
+    if (!(err instanceof WorkerEnded)) throw err;
+    const worker = current!.worker;
+    const why = (err.cause as Error).message;
+    if (err.reason === 'replaced')
+      throw new CliError(
+        `worker ${worker}: another \`sluice worker run\` took this worker over (${why}); this one stopped its jobs`,
+        EXIT.error,
+        [
+          'One runtime runs a worker at a time, the one started last. To run jobs on two machines, create a worker for each.',
+        ],
+      );
     throw new CliError(
-      `worker ${current!.worker}: the control plane refused its key (${err.message}); it was deleted or its key was rotated, and its jobs are stopped`,
+      `worker ${worker}: the control plane refused its key (${why}); it was deleted or its key was rotated, and its jobs are stopped`,
       EXIT.auth,
       [
         'Run it again with the key `sluice worker rotate-key ID` printed, or `sluice worker create ID` and enroll it again.',

@@ -4,13 +4,16 @@
  * current. A message (context changed, deployment changed, variable changed) makes it
  * re-fetch its rendered jobs and restart exactly those whose rendered definition changed.
  * It sends heartbeats with each job's state, and when the control plane is unreachable it
- * backs off and catches up once it is back. A refusal of its credential is not an outage:
- * the worker was deleted or its key rotated, so it stops its jobs and ends with that error.
+ * backs off and catches up once it is back. Two refusals are not outages, and end it with
+ * its jobs stopped (`WorkerEnded`): its credential refused (the worker was deleted or its
+ * key rotated), or its heartbeat refused because another runtime took the worker over
+ * (functions/worker-api/heartbeat.ts: one runtime per worker, the newest wins).
  *
  * @example
  *   await runWorker({ api: () => client, output: createPrintOutput(process.stdout), stores: fileStores(dir), signal, log });
  */
 
+import { randomUUID } from 'node:crypto';
 import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
 import type { JobDefinition } from '../../shared/job/schema.ts';
 import { findRuntimeRefs, resolveRuntimeRefs } from '../../shared/runtime-refs.ts';
@@ -57,11 +60,20 @@ export interface WorkerOptions {
   heartbeatMs?: number;
   /** Long-poll wait for messages. */
   waitSeconds?: number;
-  /**
-   * Whether an error means this worker's credential was refused (deleted, or its key
-   * rotated): the runtime then stops its jobs and throws it, instead of retrying.
-   */
-  isRevoked?: (err: unknown) => boolean;
+  /** The API's error code of a failed request (`unauthenticated`, `conflict`, ...), if it has one. */
+  apiCodeOf?: (err: unknown) => string | undefined;
+}
+
+/** Why a runtime ended on its own, its jobs stopped. */
+export class WorkerEnded extends Error {
+  constructor(
+    /** `revoked`: its credential was refused; `replaced`: another runtime took its worker over. */
+    readonly reason: 'revoked' | 'replaced',
+    override readonly cause: unknown,
+  ) {
+    super(`${reason}: ${(cause as Error).message}`);
+    this.name = 'WorkerEnded';
+  }
 }
 
 interface RunningJob {
@@ -240,13 +252,22 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       : { ok: false, error: `missing ${result.missing.join(', ')}` };
   };
 
+  // This runtime's name: its first heartbeat claims the worker, later ones must still hold it.
+  const session = { id: randomUUID(), claim: true };
   const heartbeat = async () => {
     const states = [...jobs].map(([name, j]) => ({
       name,
       state: j.state,
       ...(j.error ? { error: j.error } : {}),
     }));
-    await (await options.api()).post('/api/worker/heartbeat', { body: { jobs: states } });
+    try {
+      await (await options.api()).post('/api/worker/heartbeat', {
+        body: { jobs: states, session: { ...session } },
+      });
+    } catch (err) {
+      throw options.apiCodeOf?.(err) === 'conflict' ? new WorkerEnded('replaced', err) : err;
+    }
+    session.claim = false;
     await flushReports();
   };
 
@@ -255,10 +276,16 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   const stop = () => stopping.abort();
   options.signal.addEventListener('abort', stop, { once: true });
   if (options.signal.aborted) stop();
-  let revoked: unknown;
+  let ended: WorkerEnded | undefined;
   const refused = (err: unknown) => {
-    if (!options.isRevoked?.(err)) return false;
-    revoked ??= err;
+    const end =
+      err instanceof WorkerEnded
+        ? err
+        : options.apiCodeOf?.(err) === 'unauthenticated'
+          ? new WorkerEnded('revoked', err)
+          : undefined;
+    if (!end) return false;
+    ended ??= end;
     stop();
     return true;
   };
@@ -312,7 +339,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     for (const running of jobs.values()) running.controller.abort();
     await options.output.close();
   }
-  if (revoked !== undefined) throw revoked;
+  if (ended) throw ended;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -4,7 +4,9 @@
  * - Ctrl-C ends it within moments, though its long poll for messages waits 20 s;
  * - deleting the worker (or rotating its key) refuses its credential: it stops its jobs
  *   and exits 3 saying why, instead of retrying as if the control plane were down;
- * - a rotated key does the same for the process still holding the old one.
+ * - a rotated key does the same for the process still holding the old one;
+ * - a second `worker run` of the same worker takes it over: the first stops its jobs and
+ *   exits 1 saying why, instead of both running every job (each event printed twice).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -54,10 +56,15 @@ async function runningWorker(id: string) {
   const created = await json(await t.request('/api/workers', jsonInit('POST', { id }, admin)));
   const deployed = await t.request('/api/jobs/status/deploy', jsonInit('POST', { workers: [id] }, admin));
   expect(deployed.status).toBe(200);
+  return { key: created.key as string, ...(await workerRun(id, created.key)) };
+}
+
+/** `sluice worker run` with `key`, once it prints the job's events. */
+async function workerRun(id: string, key: string) {
   const child = spawn(
     process.execPath,
     ['bin/sluice.js', 'worker', 'run', '--server', api.url, '--state-dir', mkdtempSync(join(tmpdir(), 'w-'))],
-    { env: { ...process.env, SLUICE_WORKER_KEY: created.key } },
+    { env: { ...process.env, SLUICE_WORKER_KEY: key } },
   );
   children.push(child);
   let stdout = '';
@@ -98,4 +105,20 @@ it('stops the process holding the old key when the key is rotated', async () => 
   expect(rotated.status).toBe(201);
   expect(await worker.exited).toBe(3);
   expect(worker.stderr()).toContain('worker edge-rotated: the control plane refused its key');
+}, 60_000);
+
+it('lets a second worker run of the same worker take it over: the first stops its jobs and exits 1', async () => {
+  const first = await runningWorker('edge-twice');
+  const second = await workerRun('edge-twice', first.key);
+  expect(await first.exited).toBe(1);
+  expect(first.stderr()).toContain('worker edge-twice: another `sluice worker run` took this worker over');
+  // The one started last runs the job, and the deployment's state is its own.
+  const printed = second.stdout().length;
+  await until(() => second.stdout().length > printed, 20_000, 'the second runtime printing on');
+  const job = await json(await t.request('/api/jobs/status', { headers: admin }));
+  expect(job.deployments.find((d: { worker: string }) => d.worker === 'edge-twice')).toMatchObject({
+    state: 'running',
+  });
+  second.child.kill('SIGINT');
+  expect(await second.exited).toBe(0);
 }, 60_000);
