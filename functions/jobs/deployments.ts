@@ -358,6 +358,10 @@ export interface DeploymentStateChange {
   job: string;
   state: DeploymentState;
   error?: string;
+  /** Who tells: the worker (its heartbeats, default) or the server (it went offline). */
+  source?: 'worker' | 'server';
+  /** Only a deployment now in this state changes (a sweep must not undo a newer report). */
+  onlyFrom?: DeploymentState;
 }
 
 /**
@@ -428,11 +432,12 @@ function stateTransition(
   const current = own((snapshot.data() as JobRecord | undefined)?.deployments, worker);
   if (!current || (current.state === change.state && (current.error ?? undefined) === change.error))
     return undefined;
+  if (change.onlyFrom && current.state !== change.onlyFrom) return undefined;
   return {
     deployment: { ...current, state: change.state, updated_at: now, error: change.error ?? null },
     event: {
       type: 'job-state-transition',
-      source: 'worker',
+      source: change.source ?? 'worker',
       worker,
       job: change.job,
       payload: { from: current.state, to: change.state, ...(change.error ? { error: change.error } : {}) },
