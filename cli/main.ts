@@ -25,9 +25,31 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv = process.env): C
       await action(commandContext(io, command, env), ...args);
     };
   for (const register of COMMAND_GROUPS) register(program, wrap);
-  for (const command of allCommands(program))
+  for (const command of allCommands(program)) {
     command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+    requireAfterTypos(command);
+  }
   return program;
+}
+
+/**
+ * Commander checks required options before unknown ones and missing arguments, so
+ * `job deploy web --wroker w1` said only "required option '-w, --worker' not specified",
+ * never the typo it could suggest a fix for. Required options are checked just before the
+ * action instead, after commander has reported those.
+ */
+function requireAfterTypos(command: Command): void {
+  const required = command.options.filter((option) => option.mandatory);
+  if (!required.length) return;
+  for (const option of required) option.mandatory = false;
+  command.hook('preAction', () => {
+    for (const option of required) {
+      if (command.getOptionValue(option.attributeName()) === undefined)
+        command.error(`error: required option '${option.flags}' not specified`, {
+          code: 'commander.missingMandatoryOptionValue',
+        });
+    }
+  });
 }
 
 export async function run(argv: string[], io: CliIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
