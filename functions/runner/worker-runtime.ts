@@ -253,21 +253,33 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   };
 
   // This runtime's name: its first heartbeat claims the worker, later ones must still hold it.
-  const session = { id: randomUUID(), claim: true };
+  // Undefined against a control plane older than sessions (it refuses the field): then the
+  // contract's heartbeat alone, as before.
+  let session: { id: string; claim: boolean } | undefined = { id: randomUUID(), claim: true };
   const heartbeat = async () => {
     const states = [...jobs].map(([name, j]) => ({
       name,
       state: j.state,
       ...(j.error ? { error: j.error } : {}),
     }));
+    const send = async () =>
+      (await options.api()).post('/api/worker/heartbeat', {
+        body: { jobs: states, ...(session ? { session: { ...session } } : {}) },
+      });
     try {
-      await (await options.api()).post('/api/worker/heartbeat', {
-        body: { jobs: states, session: { ...session } },
+      await send().catch(async (err) => {
+        if (!session || options.apiCodeOf?.(err) !== 'invalid_request' || !/session/.test(String(err)))
+          throw err;
+        options.log(
+          'the control plane takes no heartbeat sessions: two runtimes of this worker would both run',
+        );
+        session = undefined;
+        await send();
       });
     } catch (err) {
       throw options.apiCodeOf?.(err) === 'conflict' ? new WorkerEnded('replaced', err) : err;
     }
-    session.claim = false;
+    if (session) session.claim = false;
     await flushReports();
   };
 
