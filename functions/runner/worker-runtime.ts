@@ -43,7 +43,7 @@ export function apiFingerprints(api: () => Promise<WorkerApi>): FingerprintStore
 
 export interface WorkerApi {
   get<T>(path: string, options?: { query?: Record<string, string>; signal?: AbortSignal }): Promise<T>;
-  post<T>(path: string, options?: { body?: unknown }): Promise<T>;
+  post<T>(path: string, options?: { body?: unknown; signal?: AbortSignal }): Promise<T>;
 }
 
 export interface WorkerOptions {
@@ -94,6 +94,8 @@ interface DeployedJob {
 /** Reports that other jobs' message triggers wait for: sent within PROMPT_FLUSH_MS, not with the next heartbeat. */
 const PROMPT_REPORTS = new Set(['job-run-started', 'job-run-ended', 'run-job-failure', 'job-errors']);
 const PROMPT_FLUSH_MS = 100;
+/** How long a stopping runtime waits to report its jobs stopped. */
+const FINAL_HEARTBEAT_MS = 2_000;
 
 const REFRESH_TYPES = new Set([
   'context-changed',
@@ -166,7 +168,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       messages,
     }).then(
       () => {
-        if (!controller.signal.aborted) running.state = 'stopped';
+        // Its input ended; not a run cut short by a restart or by this runtime stopping.
+        if (!controller.signal.aborted && !options.signal.aborted) running.state = 'stopped';
       },
       (err: Error) => {
         running.state = 'failed';
@@ -256,7 +259,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   // Undefined against a control plane older than sessions (it refuses the field): then the
   // contract's heartbeat alone, as before.
   let session: { id: string; claim: boolean } | undefined = { id: randomUUID(), claim: true };
-  const heartbeat = async () => {
+  const heartbeat = async (signal?: AbortSignal) => {
     const states = [...jobs].map(([name, j]) => ({
       name,
       state: j.state,
@@ -265,6 +268,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     const send = async () =>
       (await options.api()).post('/api/worker/heartbeat', {
         body: { jobs: states, ...(session ? { session: { ...session } } : {}) },
+        ...(signal ? { signal } : {}),
       });
     try {
       await send().catch(async (err) => {
@@ -349,6 +353,12 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     clearInterval(heartbeats);
     clearTimeout(promptFlush);
     for (const running of jobs.values()) running.controller.abort();
+    if (!ended) {
+      // Stopped (Ctrl-C, SIGTERM): say its jobs no longer run, rather than leave them
+      // `running` until the offline sweep; briefly, as the control plane may be what is gone.
+      for (const running of jobs.values()) if (running.state === 'running') running.state = 'pending';
+      await heartbeat(AbortSignal.timeout(FINAL_HEARTBEAT_MS)).catch(() => {});
+    }
     await options.output.close();
   }
   if (ended) throw ended;

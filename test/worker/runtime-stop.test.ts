@@ -1,7 +1,8 @@
 /**
  * How `sluice worker run` ends, as an operator meets it (the real process against a served
  * control plane):
- * - Ctrl-C ends it within moments, though its long poll for messages waits 20 s;
+ * - Ctrl-C ends it within moments, though its long poll for messages waits 20 s, and its
+ *   deployments say `pending` (no longer running there) instead of staying `running`;
  * - deleting the worker (or rotating its key) refuses its credential: it stops its jobs
  *   and exits 3 saying why, instead of retrying as if the control plane were down;
  * - a rotated key does the same for the process still holding the old one;
@@ -87,6 +88,14 @@ it('ends within moments of Ctrl-C, though its long poll waits 20 s', async () =>
   worker.child.kill('SIGINT');
   expect(await worker.exited).toBe(0);
   expect(Date.now() - stoppedAt, worker.stderr()).toBeLessThan(5_000);
+  // It said its job no longer runs there, rather than leave it `running`.
+  const job = await json(await t.request('/api/jobs/status', { headers: admin }));
+  expect(
+    job.deployments.find((d: { worker: string }) => d.worker === 'edge-stop'),
+    worker.stderr(),
+  ).toMatchObject({
+    state: 'pending',
+  });
 }, 60_000);
 
 it('stops its jobs and exits 3 when the worker is deleted, saying why', async () => {
