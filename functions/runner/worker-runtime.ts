@@ -353,7 +353,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     clearInterval(heartbeats);
     clearTimeout(promptFlush);
     for (const running of jobs.values()) running.controller.abort();
-    if (!ended) {
+    // Not when it never reported (its claim would take the worker from another runtime).
+    if (!ended && !session?.claim) {
       // Stopped (Ctrl-C, SIGTERM): say its jobs no longer run, rather than leave them
       // `running` until the offline sweep; briefly, as the control plane may be what is gone.
       for (const running of jobs.values()) if (running.state === 'running') running.state = 'pending';
