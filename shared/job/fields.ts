@@ -107,12 +107,15 @@ export function fieldsFor(level: Level) {
           .enum(values, { error: (issue) => enumMessage(String(issue.input), values) })
           .describe(`${description} One of: ${values.join(', ')}.`),
       ),
-    duration: (description: string, options: { bareSeconds?: boolean } = {}) =>
+    /** `positive`: zero is refused too (a wait of 0 between polls would poll without pause). */
+    duration: (description: string, options: { bareSeconds?: boolean; positive?: boolean } = {}) =>
       typed(
         (options.bareSeconds ? z.union([z.string(), z.number().nonnegative()]) : z.string()).superRefine(
           (value, ctx) => {
             try {
-              parseDuration(value as string | number, options);
+              const ms = parseDuration(value as string | number, options);
+              if (options.positive && ms === 0)
+                ctx.addIssue({ code: 'custom', message: 'must be more than 0, e.g. 1s or 500ms' });
             } catch (err) {
               ctx.addIssue({ code: 'custom', message: (err as Error).message });
             }

@@ -82,7 +82,7 @@ export function triggerSchema(f: Fields) {
   const interval = f
     .strict(
       {
-        duration: f.duration('Wait between runs.'),
+        duration: f.duration('Wait between runs (more than 0).', { positive: true }),
         'random-offset': f.duration('Random offset, chosen once and then kept.').default('0s'),
         window: window.optional(),
       },
