@@ -13,6 +13,7 @@ import { parseDuration } from '../../shared/duration.ts';
 import { EventTail } from '../../shared/events/tail.ts';
 import type { ApiClient } from '../api-client.ts';
 import { CliError } from '../exit-codes.ts';
+import { untilInterrupted } from '../interrupt.ts';
 import { parseLimit } from '../list-pages.ts';
 import { printResult } from '../output.ts';
 import type { CommandGroup } from './index.ts';
@@ -83,24 +84,6 @@ export async function newestEvents(
     cursor = got.next_cursor ?? undefined;
   } while (cursor && newest.length <= limit);
   return { events: newest.slice(0, limit).reverse(), leftOut: newest.length > limit };
-}
-
-/**
- * Aborted by Ctrl-C (SIGINT) or SIGTERM: for a command that runs until stopped, its normal
- * end (exit 0, as `sluice worker run`), not the signal's default of killing the process.
- */
-function untilInterrupted(): { signal: AbortSignal; dispose(): void } {
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  return {
-    signal: controller.signal,
-    dispose() {
-      process.removeListener('SIGINT', stop);
-      process.removeListener('SIGTERM', stop);
-    },
-  };
 }
 
 /** Shows each new event that matches `filters`, polling every `interval` ms until `signal` aborts. */

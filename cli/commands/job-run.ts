@@ -17,6 +17,7 @@ import { containsReference, parseJobYaml } from '../../shared/job/index.ts';
 import { resolveRuntimeRefs } from '../../shared/runtime-refs.ts';
 import { CliError } from '../exit-codes.ts';
 import type { CommandContext } from '../globals.ts';
+import { untilInterrupted } from '../interrupt.ts';
 import { parseAssignment } from './context.ts';
 
 export interface JobRunOptions {
@@ -79,27 +80,22 @@ export async function jobRunAction(
       'Deploy the job to a worker, or give variables a fallback: ${dyn|NAME||value}.',
     ]);
   }
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  streams.signal?.addEventListener('abort', stop, { once: true });
+  const interrupt = untilInterrupted(streams.signal);
   // A reader that went away (`sluice job run job.yaml | head`) ends the run quietly.
-  streams.stdout.on('error', stop);
+  streams.stdout.on('error', interrupt.stop);
   try {
     await runJob(orderedByDefault(runtime.value), {
       worker,
       output: createPrintOutput(streams.stdout as never),
       ...fileStores(options.stateDir),
-      signal: controller.signal,
+      signal: interrupt.signal,
       report: (r) => ctx.io.stderr(`${r.type} ${JSON.stringify(r.payload)}\n`),
     });
   } catch (err) {
     throw new CliError(`job ${parsed.job.name} failed: ${(err as Error).message}`);
   } finally {
-    process.removeListener('SIGINT', stop);
-    process.removeListener('SIGTERM', stop);
-    streams.stdout.removeListener('error', stop);
+    interrupt.dispose();
+    streams.stdout.removeListener('error', interrupt.stop);
   }
 }
 

@@ -14,6 +14,7 @@ import { apiFingerprints, runWorker, WorkerEnded } from '../../functions/runner/
 import { ApiClient } from '../api-client.ts';
 import { CliError, EXIT } from '../exit-codes.ts';
 import type { CommandContext } from '../globals.ts';
+import { untilInterrupted } from '../interrupt.ts';
 import type { CommandGroup } from './index.ts';
 
 const TOKEN_TTL = '1h';
@@ -56,11 +57,7 @@ export async function workerRunAction(
   const dataDir = options.dataDir ?? ctx.env.SLUICE_DATA_DIR;
   await api(); // fail fast on a bad key or an unreachable server
   ctx.io.stderr(`worker ${current!.worker} connected to ${ctx.globals.server}\n`);
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  options.signal?.addEventListener('abort', stop, { once: true });
+  const interrupt = untilInterrupted(options.signal);
   try {
     await runWorker({
       api,
@@ -70,7 +67,7 @@ export async function workerRunAction(
       ...(dataDir ? { dataDir: resolve(dataDir) } : {}),
       // Fingerprints are shared through the control plane; high-watermarks stay in the state dir.
       stores: { fingerprints: apiFingerprints(api), watermarks: fileStores(options.stateDir).watermarks },
-      signal: controller.signal,
+      signal: interrupt.signal,
       log: (line) => ctx.io.stderr(`${new Date().toISOString()} ${line}\n`),
       apiCodeOf: (err) => (err instanceof CliError ? err.apiCode : undefined),
     });
@@ -94,8 +91,7 @@ export async function workerRunAction(
       ],
     );
   } finally {
-    process.removeListener('SIGINT', stop);
-    process.removeListener('SIGTERM', stop);
+    interrupt.dispose();
     await current?.client.close();
     await anonymous.close();
   }
