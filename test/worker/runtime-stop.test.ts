@@ -9,17 +9,15 @@
  * - a second `worker run` of the same worker takes it over: the first stops its jobs and
  *   exits 1 saying why, instead of both running every job (each event printed twice).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { serveTestApp, type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { json, jsonInit } from '../helpers/http.ts';
 import { until } from '../helpers/until.ts';
+import { startWorkerProcess } from '../helpers/worker-process.ts';
 
 let t: TestApp;
 let api: { url: string; close(): Promise<void> };
@@ -62,23 +60,13 @@ async function runningWorker(id: string) {
 
 /** `sluice worker run` with `key`, once it prints the job's events. */
 async function workerRun(id: string, key: string) {
-  const child = spawn(
-    process.execPath,
-    ['bin/sluice.js', 'worker', 'run', '--server', api.url, '--state-dir', mkdtempSync(join(tmpdir(), 'w-'))],
-    { env: { ...process.env, SLUICE_WORKER_KEY: key } },
-  );
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr!.on('data', (d) => {
-    stderr += d;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await until(() => stdout.includes('"ok":true'), 20_000, `worker ${id} printing its job`);
-  return { child, exited, stdout: () => stdout, stderr: () => stderr };
+  const worker = startWorkerProcess(api.url, key, id);
+  children.push(worker.child);
+  const exited = new Promise<number | null>((resolve) => worker.child.once('exit', (code) => resolve(code)));
+  /** The job's events printed so far (its logs never hold this text). */
+  const printed = () => worker.output().split('"ok":true').length - 1;
+  await until(() => printed() > 0, 20_000, `worker ${id} printing its job`);
+  return { child: worker.child, exited, printed, stderr: worker.stderr };
 }
 
 it('ends within moments of Ctrl-C, though its long poll waits 20 s', async () => {
@@ -122,8 +110,8 @@ it('lets a second worker run of the same worker take it over: the first stops it
   expect(await first.exited).toBe(1);
   expect(first.stderr()).toContain('worker edge-twice: another `sluice worker run` took this worker over');
   // The one started last runs the job, and the deployment's state is its own.
-  const printed = second.stdout().length;
-  await until(() => second.stdout().length > printed, 20_000, 'the second runtime printing on');
+  const printed = second.printed();
+  await until(() => second.printed() > printed, 20_000, 'the second runtime printing on');
   const job = await json(await t.request('/api/jobs/status', { headers: admin }));
   expect(job.deployments.find((d: { worker: string }) => d.worker === 'edge-twice')).toMatchObject({
     state: 'running',
