@@ -70,7 +70,7 @@ export async function jobRunAction(
     throw new CliError(
       `${file} does not render`,
       1,
-      rendered.errors.map((e) => `  ${e.path}: ${e.message} (pass it with --context KEY=VALUE)`),
+      rendered.errors.map((e) => `  ${e.path}: ${e.message}${contextHint(e.message)}`),
     );
   }
   // No control plane here: secrets cannot be had, variables only through their fallbacks.
@@ -110,3 +110,15 @@ export function orderedByDefault<T>(definition: T): T {
   if (!input?.gcs || input.gcs.ordered !== undefined) return definition;
   return { ...definition, input: { ...input, gcs: { ...input.gcs, ordered: true } } };
 }
+
+/**
+ * The way to give a missing context key here, naming it; nothing for other render errors
+ * (a value that was passed and makes the job invalid is fixed in the value, not by passing it).
+ */
+function contextHint(message: string): string {
+  const key = MISSING_CONTEXT_KEY.exec(message)?.[1];
+  return key === undefined ? '' : ` (pass it with --context ${key}=VALUE)`;
+}
+
+/** renderJob's message for a key no context layer holds (shared/context/render.ts). */
+const MISSING_CONTEXT_KEY = /^missing context key `([^`]+)`$/;

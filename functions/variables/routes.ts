@@ -9,6 +9,7 @@ import { PageQuery } from '../../shared/api/page-query.ts';
 import { pageFrom } from '../../shared/api/paging.ts';
 import { isPrototypeName, PROTOTYPE_NAME_MESSAGE } from '../../shared/auth/names.ts';
 import { ApiError } from '../../shared/errors.ts';
+import { VARIABLE_NAME } from '../../shared/runtime-refs.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
 import { BEARER, body, errors, json, jsonPage, noContent } from '../app/openapi-common.ts';
@@ -17,7 +18,6 @@ import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
 import { changeVariable, variablesCollection } from './store.ts';
 
-export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
 const NameParam = z.object({
   name: z
     .string()

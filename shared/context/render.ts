@@ -7,6 +7,11 @@
  * worker to resolve at run time. Every missing key is reported with the field using it,
  * and the result is validated at the rendered level.
  *
+ * A malformed reference is an error at the field that holds it, never text sent to a worker:
+ * a `{{...}}` of the definition (shared/job/reference-syntax.ts, which also splits templates
+ * here), and a `${...}` of the rendered result, where a context value may have brought it in
+ * (shared/runtime-refs.ts).
+ *
  * Templates are compiled once per definition object, so rendering one job for many
  * workers only walks precompiled parts.
  *
@@ -21,20 +26,18 @@
  *   if (!result.ok) console.log(result.errors); // [{ path: 'input.gcs.bucket-name', message: 'missing context key `bucket`' }]
  */
 import type { ErrorDetail } from '../errors.ts';
+import { parseTemplate, type TemplatePart } from '../job/reference-syntax.ts';
 import type { JobDefinition } from '../job/schema.ts';
 import { validateJob } from '../job/validate.ts';
+import { runtimeReferenceProblem } from '../runtime-refs.ts';
 import type { JsonValue } from './map.ts';
 
-type Part = { text: string } | { ref: string[]; raw: string };
 type Compiled =
   | { kind: 'literal'; value: unknown }
   | { kind: 'whole'; ref: string[]; raw: string; path: string }
-  | { kind: 'text'; parts: Part[]; path: string }
+  | { kind: 'text'; parts: TemplatePart[]; path: string }
   | { kind: 'array'; items: Compiled[] }
   | { kind: 'object'; entries: [string, Compiled][] };
-
-const REFERENCE = /\\\{\{|\{\{\s*([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*)\s*\}\}/g;
-const WHOLE = /^\{\{\s*([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*)\s*\}\}$/;
 
 /** Far beyond any real job (jobs are at most 1 MiB as saved), small enough that rendering stays cheap. */
 export const MAX_RENDERED_BYTES = 1024 * 1024;
@@ -46,6 +49,8 @@ interface CompiledJob {
   output: Compiled;
   actions?: Compiled;
   references: number;
+  /** Malformed `{{...}}` references, each at its field. */
+  malformed: ErrorDetail[];
 }
 
 const compiledCache = new WeakMap<object, CompiledJob>();
@@ -69,6 +74,8 @@ export function renderJob(
 ): RenderResult {
   const interpolated = interpolateJob(definition, context);
   if (!interpolated.ok) return interpolated;
+  const malformed = malformedRuntimeReferences(interpolated.definition);
+  if (malformed.length > 0) return { ok: false, errors: malformed };
   const result = validateJob(interpolated.definition, { level: 'rendered' });
   return result.ok ? { ok: true, definition: result.job } : { ok: false, errors: result.errors };
 }
@@ -80,18 +87,22 @@ export function interpolateJob(
 ): { ok: true; definition: Record<string, unknown> } | { ok: false; errors: ErrorDetail[] } {
   let compiled = compiledCache.get(definition);
   if (!compiled) {
-    const input = compile(definition.input, 'input');
-    const output = compile(definition.output, 'output');
+    const malformed: ErrorDetail[] = [];
+    const input = compile(definition.input, 'input', malformed);
+    const output = compile(definition.output, 'output', malformed);
     // Context values go into action expressions as text, before CEL compiles them.
-    const actions = definition.actions === undefined ? undefined : compile(definition.actions, 'actions');
+    const actions =
+      definition.actions === undefined ? undefined : compile(definition.actions, 'actions', malformed);
     compiled = {
       input,
       output,
       ...(actions ? { actions } : {}),
       references: countReferences(input) + countReferences(output) + (actions ? countReferences(actions) : 0),
+      malformed,
     };
     compiledCache.set(definition, compiled);
   }
+  if (compiled.malformed.length > 0) return { ok: false, errors: compiled.malformed };
   if (compiled.references > MAX_REFERENCES) {
     return {
       ok: false,
@@ -132,7 +143,8 @@ export function referencedKeys(definition: Record<string, unknown>): Set<string>
   const keys = new Set<string>();
   const walk = (value: unknown): void => {
     if (typeof value === 'string') {
-      for (const m of value.matchAll(REFERENCE)) if (m[1]) keys.add(m[1].split('.')[0]!);
+      const parsed = value.includes('{{') ? parseTemplate(value) : undefined;
+      if (parsed?.ok) for (const part of parsed.parts) if ('ref' in part) keys.add(part.ref[0]!);
     } else if (Array.isArray(value)) {
       value.forEach(walk);
     } else if (value && typeof value === 'object') {
@@ -145,30 +157,62 @@ export function referencedKeys(definition: Record<string, unknown>): Set<string>
   return keys;
 }
 
-function compile(value: unknown, path: string): Compiled {
+function compile(value: unknown, path: string, malformed: ErrorDetail[]): Compiled {
   if (typeof value === 'string') {
-    const whole = WHOLE.exec(value);
-    if (whole) return { kind: 'whole', ref: whole[1]!.split('.'), raw: value, path };
     if (!value.includes('{{')) return { kind: 'literal', value };
-    const parts: Part[] = [];
-    let last = 0;
-    for (const m of value.matchAll(REFERENCE)) {
-      if (m.index > last) parts.push({ text: value.slice(last, m.index) });
-      parts.push(m[1] ? { ref: m[1].split('.'), raw: m[0] } : { text: '{{' });
-      last = m.index + m[0].length;
+    const parsed = parseTemplate(value);
+    if (!parsed.ok) {
+      malformed.push({ path, message: parsed.problem });
+      return { kind: 'literal', value };
     }
-    if (last < value.length) parts.push({ text: value.slice(last) });
-    return { kind: 'text', parts, path };
+    const [first] = parsed.parts;
+    if (parsed.parts.length === 1 && first && 'ref' in first && first.raw === value)
+      return { kind: 'whole', ref: first.ref, raw: value, path };
+    return { kind: 'text', parts: parsed.parts, path };
   }
   if (Array.isArray(value))
-    return { kind: 'array', items: value.map((item, i) => compile(item, `${path}.${i}`)) };
+    return { kind: 'array', items: value.map((item, i) => compile(item, `${path}.${i}`, malformed)) };
   if (value && typeof value === 'object') {
     return {
       kind: 'object',
-      entries: Object.entries(value).map(([k, v]) => [k, compile(v, `${path}.${k}`)]),
+      entries: Object.entries(value).map(([k, v]) => [k, compile(v, `${path}.${k}`, malformed)]),
     };
   }
   return { kind: 'literal', value };
+}
+
+/**
+ * Malformed `${...}` references in the rendered input, output and actions, each at its field:
+ * what a worker would receive. Paths are joined only for a problem, so a valid job (the hot
+ * path: every stage, deploy and worker poll) costs one `includes` per string.
+ */
+function malformedRuntimeReferences(rendered: Record<string, unknown>): ErrorDetail[] {
+  const found: ErrorDetail[] = [];
+  const path: string[] = [];
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string') {
+      const problem = value.includes('${') ? runtimeReferenceProblem(value) : undefined;
+      if (problem) found.push({ path: path.join('.'), message: problem });
+    } else if (Array.isArray(value)) {
+      value.forEach((item, i) => {
+        path.push(String(i));
+        walk(item);
+        path.pop();
+      });
+    } else if (value && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        path.push(key);
+        walk(item);
+        path.pop();
+      }
+    }
+  };
+  for (const part of ['input', 'output', 'actions']) {
+    path.push(part);
+    walk(rendered[part]);
+    path.pop();
+  }
+  return found;
 }
 
 function countReferences(node: Compiled): number {

@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { parseDuration } from '../duration.ts';
 import { compileSafeRegex, MAX_REGEX_SIZE } from '../regex.ts';
 import { parseStartTime } from '../time-format.ts';
+import { referenceProblem } from './reference-syntax.ts';
 import { closest } from './suggest.ts';
 
 /**
@@ -27,6 +28,17 @@ export const TemplateString = z
   .string()
   .regex(TEMPLATE_PATTERN)
   .describe('a {{key}} context reference, resolved when the job is rendered');
+
+/**
+ * At the saved levels a string given to a field type of this module (`string` and every
+ * templatable one) holds only well-formed `{{key}}`, `${secret|...}` and `${dyn|...}`
+ * references (reference-syntax.ts); false, and the issue added, when it does not.
+ */
+export function wellFormedReferences(text: string, ctx: z.RefinementCtx): boolean {
+  const problem = referenceProblem(text);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  return problem === undefined;
+}
 
 /**
  * Whether any string of a parsed job (a value or a key) holds a `{{...}}` reference. Without
@@ -60,10 +72,12 @@ export function fieldsFor(level: Level) {
    * At the saved level, also accept a `{{...}}` string in place of the value. Not a zod
    * union: a union reports the template alternative's complaint ("must match {{...}}")
    * instead of the real one, so the real schema is run and its issues passed on as they are.
+   * A malformed reference (reference-syntax.ts) is the one complaint about such a string.
    */
   const templatable = <T extends z.ZodType>(schema: T): T => {
     if (level === 'rendered') return schema;
     const wrapped = z.unknown().superRefine((value, ctx) => {
+      if (typeof value === 'string' && !wellFormedReferences(value, ctx)) return;
       if (typeof value === 'string' && TEMPLATE_PATTERN.test(value)) return;
       // The common case is valid: check cheaply first, and only re-run to collect inputs for messages.
       if (schema.safeParse(value).success) return;
@@ -98,7 +112,14 @@ export function fieldsFor(level: Level) {
     templatable,
     typed,
     strict,
-    string: (description: string) => z.string().describe(description),
+    /** Rendered text is checked by renderJob: a `\{{` there has become a literal `{{`. */
+    string: (description: string) =>
+      (level === 'rendered'
+        ? z.string()
+        : z.string().superRefine((text, ctx) => {
+            wellFormedReferences(text, ctx);
+          })
+      ).describe(description),
     boolean: (description: string) => templatable(z.boolean().describe(description)),
     integer: (description: string, min = 0) => templatable(z.number().int().min(min).describe(description)),
     enumOf: <const T extends readonly [string, ...string[]]>(values: T, description: string) =>
@@ -199,13 +220,40 @@ export function exactlyOne(what: string, keys: readonly string[]) {
   };
 }
 
+/** All of a map's unknown keys, one part each (zod raises one issue for all of them). */
 export function unknownKeysMessage(keys: readonly string[], known: readonly string[], where: string): string {
-  return keys
-    .map((key) => {
-      const guess = closest(key, known);
-      return `unknown field \`${key}\` at ${where}${guess ? `; did you mean \`${guess}\`?` : `; known fields: ${known.join(', ')}`}`;
-    })
-    .join('; ');
+  return keys.map((key) => unknownKeyMessage(key, known, where)).join(UNKNOWN_KEYS_SEPARATOR);
+}
+
+/**
+ * Each key's own part of an `unknownKeysMessage`, in the order of `keys`, so that each
+ * unknown key can be reported at its own path. A message not built here (no part found
+ * for some key) gives each key the plain "unknown field".
+ */
+export function unknownKeyMessages(message: string, keys: readonly string[]): string[] {
+  if (keys.length === 1) return [message];
+  const starts: number[] = [];
+  for (const key of keys) {
+    const start = message.indexOf(unknownKeyPrefix(key), (starts.at(-1) ?? -1) + 1);
+    if (start < 0) return keys.map((k) => `unknown field \`${k}\``);
+    starts.push(start);
+  }
+  return starts.map((start, i) =>
+    message.slice(start, i + 1 < starts.length ? starts[i + 1]! - UNKNOWN_KEYS_SEPARATOR.length : undefined),
+  );
+}
+
+const UNKNOWN_KEYS_SEPARATOR = '; ';
+
+function unknownKeyMessage(key: string, known: readonly string[], where: string): string {
+  // A map that takes no fields (`print: {}`) has no list to offer.
+  if (known.length === 0) return `${unknownKeyPrefix(key)}${where}, which takes no fields`;
+  const guess = closest(key, known);
+  return `${unknownKeyPrefix(key)}${where}${guess ? `; did you mean \`${guess}\`?` : `; known fields: ${known.join(', ')}`}`;
+}
+
+function unknownKeyPrefix(key: string): string {
+  return `unknown field \`${key}\` at `;
 }
 
 export function enumMessage(input: string, values: readonly string[]): string {

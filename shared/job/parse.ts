@@ -7,7 +7,18 @@
  *   const result = parseJobYaml(readFileSync('job.yaml'));
  *   if (!result.ok) for (const e of result.errors) console.log(`${e.line}:${e.column}: ${e.path}: ${e.message}`);
  */
-import { type Document, isMap, isPair, isScalar, LineCounter, parseDocument } from 'yaml';
+import {
+  type Document,
+  isMap,
+  isNode,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Pair,
+  parseDocument,
+  type YAMLMap,
+  type YAMLSeq,
+} from 'yaml';
 import type { ErrorDetail } from '../errors.ts';
 import { expressionPosition } from './actions/expression-position.ts';
 import type { Level } from './fields.ts';
@@ -89,43 +100,78 @@ function decode(input: string | Uint8Array): string | { ok: false; errors: Error
   }
 }
 
-/** Line and column of the node a dotted path names, or of its nearest existing ancestor. */
+/**
+ * Line and column of the node a dotted path names, or of its nearest existing ancestor;
+ * with `atKey`, of its key rather than its value.
+ */
 function positionOf(
   document: Document,
   lineCounter: LineCounter,
   path: string,
   atKey: boolean,
 ): { line?: number; column?: number } {
-  const segments = path === '' ? [] : path.split('.').map((s) => (/^\d+$/.test(s) ? Number(s) : s));
-  if (!atKey && segments.length > 0) {
-    const value = document.getIn(segments, true) as { range?: [number, number, number] } | undefined;
-    if (value?.range) {
-      const pos = lineCounter.linePos(value.range[0]);
-      return { line: pos.line, column: pos.col };
-    }
+  const { steps, complete } = stepsAlong(document, path);
+  const value = complete && !atKey ? rangeOf(steps.at(-1)?.value) : undefined;
+  const range =
+    value ??
+    steps.map((step) => rangeOf(step.key)).findLast((r) => r !== undefined) ??
+    rangeOf(document.contents);
+  if (!range) return {};
+  const pos = lineCounter.linePos(range[0]);
+  return { line: pos.line, column: pos.col };
+}
+
+/** One step down a path: a map's key and its value, or a list's item (its own key). */
+interface Step {
+  key: unknown;
+  value: unknown;
+}
+
+/**
+ * The document's nodes along a dotted path, as far as they exist. A map's key may hold
+ * dots itself (`set: {http.code: ...}`, `rename: {a..b: c}`), so each step takes the
+ * longest key the rest of the path starts with, not the next dot-separated segment.
+ */
+function stepsAlong(document: Document, path: string): { steps: Step[]; complete: boolean } {
+  const steps: Step[] = [];
+  let node: unknown = document.contents;
+  // What is left of the path; undefined once all of it is found ('' is an empty key still to find).
+  let rest: string | undefined = path === '' ? undefined : path;
+  while (rest !== undefined) {
+    const found = isMap(node) ? keyIn(node, rest) : isSeq(node) ? itemIn(node, rest) : undefined;
+    if (!found) break;
+    steps.push(found.step);
+    node = found.step.value;
+    rest = found.rest;
   }
-  for (let length = segments.length; length >= 0; length--) {
-    const parentPath = segments.slice(0, length - 1);
-    const key = segments[length - 1];
-    const parent = length === 0 ? document.contents : document.getIn(parentPath, true);
-    let offset: number | undefined;
-    if (length === 0) offset = document.contents?.range?.[0];
-    else if (isMap(parent)) {
-      const pair = parent.items.find((p) => isPair(p) && isScalar(p.key) && p.key.value === key);
-      const node = pair && (isScalar(pair.key) ? pair.key : undefined);
-      offset = node?.range?.[0];
-    } else {
-      const node = document.getIn([...parentPath, key], true) as
-        | { range?: [number, number, number] }
-        | undefined;
-      offset = node?.range?.[0];
-    }
-    if (offset !== undefined) {
-      const pos = lineCounter.linePos(offset);
-      return { line: pos.line, column: pos.col };
-    }
+  return { steps, complete: rest === undefined };
+}
+
+function keyIn(map: YAMLMap, path: string): { step: Step; rest: string | undefined } | undefined {
+  let best: { pair: Pair; key: string } | undefined;
+  for (const pair of map.items) {
+    if (!isScalar(pair.key)) continue;
+    const key = String(pair.key.value);
+    if ((path === key || path.startsWith(`${key}.`)) && key.length >= (best?.key.length ?? 0))
+      best = { pair, key };
   }
-  return {};
+  if (!best) return undefined;
+  return {
+    step: { key: best.pair.key, value: best.pair.value },
+    rest: path === best.key ? undefined : path.slice(best.key.length + 1),
+  };
+}
+
+function itemIn(list: YAMLSeq, path: string): { step: Step; rest: string | undefined } | undefined {
+  const match = /^(\d+)(?:\.|$)/.exec(path);
+  const item = match ? list.items[Number(match[1])] : undefined;
+  if (!match || item === undefined) return undefined;
+  const rest = path.slice(match[0].length);
+  return { step: { key: item, value: item }, rest: match[0].endsWith('.') ? rest : undefined };
+}
+
+function rangeOf(node: unknown): readonly [number, number, number] | undefined {
+  return isNode(node) ? (node.range ?? undefined) : undefined;
 }
 
 function fail(

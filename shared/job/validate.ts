@@ -11,7 +11,7 @@ import type { z } from 'zod';
 import { PROTOTYPE_NAME_MESSAGE } from '../auth/names.ts';
 import { type ErrorDetail, formatPath } from '../errors.ts';
 import { withRegexBudget } from '../regex.ts';
-import { describeValue, type Level, TEMPLATE_PATTERN } from './fields.ts';
+import { describeValue, type Level, TEMPLATE_PATTERN, unknownKeyMessages } from './fields.ts';
 import { type JobDefinition, jobSchema } from './schema.ts';
 
 /**
@@ -52,8 +52,12 @@ export function issuesToJobErrors(
       });
       continue;
     }
-    if (issue.code === 'unrecognized_keys' && issue.keys.length === 1) {
-      details.push({ path: formatPath([...path, issue.keys[0]!]), message: issue.message });
+    if (issue.code === 'unrecognized_keys') {
+      // One issue for all of a map's unknown keys; each is reported at its own key.
+      const messages = unknownKeyMessages(issue.message, issue.keys);
+      issue.keys.forEach((key, i) => {
+        details.push({ path: formatPath([...path, key]), message: messages[i]! });
+      });
       continue;
     }
     details.push({ path: formatPath(path), message: wordIssue(issue, path) });

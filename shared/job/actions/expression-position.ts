@@ -4,9 +4,9 @@
  * expression's YAML node and counts into its source, so `sluice job validate` and the
  * API point at the line and column of the offending token, not at the field.
  *
- * Plain and quoted one-line scalars and block scalars (`|`, `>`) are mapped exactly when
- * the source holds the expression as written (no escapes before the offset); otherwise
- * the position of the node itself is given.
+ * Plain scalars (on one line or folded over several), block scalars (`|`, `>`, `>-`) and
+ * quoted one-line scalars are mapped exactly when the source holds the expression as
+ * written (no escapes before the offset); otherwise the position of the node itself is given.
  */
 import { type Document, isMap, isScalar, type LineCounter, type Scalar } from 'yaml';
 import { EXPRESSION_OFFSET } from './schema.ts';
@@ -45,29 +45,48 @@ function expressionNode(document: Document, path: string): Scalar | undefined {
 
 function sourceOffset(node: Scalar, source: string, offset: number): number {
   const value = node.value as string;
-  const before = value.slice(0, offset);
   switch (node.type) {
-    case 'PLAIN':
-      return source.startsWith(before) ? offset : 0;
     case 'QUOTE_DOUBLE':
     case 'QUOTE_SINGLE':
-      return source.slice(1).startsWith(before) ? offset + 1 : 0;
+      return source.slice(1).startsWith(value.slice(0, offset)) ? offset + 1 : 0;
+    case 'PLAIN':
+      return lineMappedOffset(value, source.split('\n'), offset) ?? 0;
     case 'BLOCK_LITERAL':
     case 'BLOCK_FOLDED': {
-      // Header line (`|`, `|-`, `>2`), then the lines indented by the block's indentation.
-      const lines = before.split('\n');
-      const row = lines.length - 1;
-      const sourceLines = source.split('\n');
-      const body = sourceLines.slice(1);
-      const indent = /^ */.exec(body.find((l) => l.trim() !== '') ?? '')![0].length;
-      // A folded block joins its lines with spaces: only its first line maps one to one.
-      if (node.type === 'BLOCK_FOLDED' && (row > 0 || before.length > (body[0] ?? '').length - indent))
-        return 0;
-      let at = sourceLines[0]!.length + 1;
-      for (let i = 0; i < row; i++) at += (body[i] ?? '').length + 1;
-      return at + indent + lines[row]!.length;
+      // The header line (`|`, `>-`, `>2`) holds none of the value.
+      const [header, ...body] = source.split('\n');
+      const at = lineMappedOffset(value, body, offset);
+      return at === undefined ? 0 : header!.length + 1 + at;
     }
     default:
       return 0;
   }
+}
+
+/**
+ * Offset in `lines` (joined by newlines) of the value's character `offset`. Each line's
+ * text, without its indentation, stands in the value in order, between nothing but the
+ * spaces and newlines that folding and indentation make of the line breaks: finding each
+ * line's text in turn maps a folded block (`>-`), a literal one (`|`) and a plain scalar
+ * over several lines alike. A character between two lines' texts maps to the end of the
+ * first, one past the end of the value to the end of the last. Undefined when a line's
+ * text is not in the value as written.
+ */
+function lineMappedOffset(value: string, lines: readonly string[], offset: number): number | undefined {
+  let lineStart = 0;
+  let searchFrom = 0;
+  let previousEnd: number | undefined;
+  for (const line of lines) {
+    const text = line.trim();
+    const textStart = lineStart + line.indexOf(text);
+    lineStart += line.length + 1;
+    if (text === '') continue;
+    const found = value.indexOf(text, searchFrom);
+    if (found < 0) return undefined;
+    if (offset < found) return previousEnd ?? textStart;
+    if (offset < found + text.length) return textStart + (offset - found);
+    searchFrom = found + text.length;
+    previousEnd = textStart + text.length;
+  }
+  return previousEnd;
 }

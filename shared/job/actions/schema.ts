@@ -12,7 +12,7 @@
  *   actionsSchema(fieldsFor('rendered')).parse([{ filter: 'event.status >= 500' }, { remove: ['debug'] }]);
  */
 import { z } from 'zod';
-import { exactlyOne, type Fields, TEMPLATE_PATTERN } from '../fields.ts';
+import { exactlyOne, type Fields, TEMPLATE_PATTERN, wellFormedReferences } from '../fields.ts';
 import { compileCel } from './cel.ts';
 import { fieldPathProblem } from './paths.ts';
 import { compileTimestampFormat } from './strftime.ts';
@@ -29,6 +29,10 @@ function expression(level: Fields['level'], description: string, options: { bool
     .min(1, 'an expression must not be empty')
     .max(MAX_EXPRESSION_LENGTH, `an expression may be at most ${MAX_EXPRESSION_LENGTH} characters`)
     .superRefine((source, ctx) => {
+      // `min(1)` says it; CEL's "unexpected EOF" would say it again, less plainly.
+      if (source === '') return;
+      // Not built from fields.ts's string types, so references are checked here (not first at render).
+      if (level !== 'rendered' && !wellFormedReferences(source, ctx)) return;
       if (level !== 'rendered' && TEMPLATE_PATTERN.test(source) && !source.includes('${secret|')) return;
       const compiled = compileCel(source);
       if (!compiled.ok) {
@@ -104,6 +108,7 @@ export function actionKinds(f: Fields) {
           format: z
             .string()
             .superRefine((format, ctx) => {
+              if (f.level !== 'rendered' && !wellFormedReferences(format, ctx)) return;
               try {
                 compileTimestampFormat(format);
               } catch (err) {

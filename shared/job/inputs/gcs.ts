@@ -14,23 +14,21 @@ export const TIMESTAMP_MODES = ['none', 'last-modified'] as const;
 export const PREPROCESSORS = ['extension', 'gzip', 'parquet', 'base64'] as const;
 
 export const BUCKET_NAME = /^[a-z0-9][a-z0-9._-]{1,221}[a-z0-9]$/;
+const BUCKET_NAME_RULE = '3-63 lowercase letters, digits, dashes, dots or underscores';
 /** A Pub/Sub subscription: its short name (in the project of the credentials) or its full name. */
 export const SUBSCRIPTION_NAME =
   /^(projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/subscriptions\/)?[A-Za-z][\w.~+%-]{2,254}$/;
 
 /** The bucket alone (a trailing `/` is fine): a path would be silently ignored, so it is refused. */
 const STORAGE_URL = /^gs:\/\/[a-z0-9][a-z0-9._-]{1,221}[a-z0-9]\/?$/;
+/** The form of STORAGE_URL whatever the bucket's name: what it names, when it names one thing. */
+const STORAGE_URL_FORM = /^gs:\/\/([^/]+)\/?$/;
 
 export function gcsInputSchema(f: Fields) {
   const credentials = googleCredentialsSchema(f, 'credentials', {
     extra: {
       'storage-url': f.typed(
-        z
-          .string()
-          .regex(
-            STORAGE_URL,
-            'must be gs:// followed by the bucket alone, e.g. gs://my-bucket; to read only some objects, give their prefix in object-names',
-          ),
+        z.string().regex(STORAGE_URL, { error: (issue) => storageUrlProblem(String(issue.input)) }),
         'URL of the form gs://<bucket>, naming the same bucket as bucket-name, with no path (narrow the objects with object-names).',
       ),
     },
@@ -94,12 +92,7 @@ export function gcsInputSchema(f: Fields) {
           .optional()
           .describe('Objects matching any of these are excluded.'),
         'bucket-name': f.typed(
-          z
-            .string()
-            .regex(
-              BUCKET_NAME,
-              'must be a bucket name: 3-63 lowercase letters, digits, dashes, dots or underscores',
-            ),
+          z.string().regex(BUCKET_NAME, `must be a bucket name: ${BUCKET_NAME_RULE}`),
           'Bucket to read.',
         ),
         'object-names': z
@@ -220,6 +213,8 @@ export function gcsInputSchema(f: Fields) {
       const url = value.credentials?.['storage-url'];
       const bucket = value['bucket-name'];
       if (typeof url !== 'string' || typeof bucket !== 'string' || /\{\{|\$\{/.test(url + bucket)) return;
+      // A bucket-name that is not a bucket name is reported as such; `use gs://<it>` would mislead.
+      if (!BUCKET_NAME.test(bucket)) return;
       const named = url.slice('gs://'.length).split('/')[0];
       if (named !== bucket) {
         ctx.addIssue({
@@ -232,4 +227,15 @@ export function gcsInputSchema(f: Fields) {
     .describe(
       'Reads objects from a Cloud Storage bucket. Categories: Block Store, Cloud. Payload kinds: binary, json, raw.',
     );
+}
+
+/**
+ * Why a storage-url is refused: a URL of the right form may still name something that is
+ * not a bucket (`gs://pq`: too short), and then that is what is wrong with it.
+ */
+function storageUrlProblem(url: string): string {
+  const named = STORAGE_URL_FORM.exec(url)?.[1];
+  if (named !== undefined && !BUCKET_NAME.test(named))
+    return `names \`${named}\`, which is not a bucket name: ${BUCKET_NAME_RULE}`;
+  return 'must be gs:// followed by the bucket alone, e.g. gs://my-bucket; to read only some objects, give their prefix in object-names';
 }
