@@ -74,6 +74,7 @@ const OUTPUTS = {
       config,
       { stored: deps.stored === true, ...(deps.dataDir ? { dataDir: deps.dataDir } : {}) },
       metrics,
+      deps.report,
     ),
 } satisfies {
   [K in OutputKind]: (config: Config<'output', K>, deps: OutputDeps, metrics: OutputMetrics) => Output;

@@ -1,8 +1,17 @@
 /**
- * Wraps an input that does not report its own runs (the gcs input does) so that each
- * run records `job-run-started` and `job-run-ended` with its event count and duration.
+ * Wraps an input that does not report its own runs (the gcs input does) so that each run
+ * reports as a gcs run does: `job-run-started`; a failed run's `job-errors` (`reason`);
+ * and `job-run-ended` with its event count, duration (`ms`), `failed` and `aborted`.
+ *
+ * `job-run-ended` means the run is over and delivered: it comes only once the output has
+ * acknowledged everything the run produced (flushed, and accepted by its destination), so
+ * a job chained on it never starts before its events arrived. A run whose input or output
+ * failed still ends, with `failed: true`, after its `job-errors`.
+ *
+ * @example
+ *   const input = withRunReports(createHttpPollInput(config));
  */
-import type { Input, JsonLines } from './types.ts';
+import { type Input, type JsonLines, markReported, wasReported } from './types.ts';
 
 export function withRunReports(input: Input): Input {
   return {
@@ -20,11 +29,31 @@ export function withRunReports(input: Input): Input {
             },
           }
         : ctx;
-      await input.run(counted, async (batch) => {
-        events += batch.length;
-        await deliver(batch);
+      let thrown: { err: unknown } | undefined;
+      try {
+        await input.run(counted, async (batch) => {
+          events += batch.length;
+          await deliver(batch);
+        });
+        // What the run produced may still sit in the output's buffer (http-post, gcs, pubsub).
+        if (!ctx.signal.aborted) await ctx.acknowledge?.();
+      } catch (err) {
+        thrown = { err };
+      }
+      // A run cut short by a stop (shutdown, redeploy) did not fail; the runner says nothing of it either.
+      const failed = thrown !== undefined && !ctx.signal.aborted;
+      // An output's failure was reported by the output, as its own.
+      if (failed && !wasReported(thrown!.err))
+        ctx.report({ type: 'job-errors', payload: { reason: messageOf(thrown!.err) } });
+      ctx.report({
+        type: 'job-run-ended',
+        payload: { events, ms: Date.now() - started, failed, aborted: ctx.signal.aborted },
       });
-      ctx.report({ type: 'job-run-ended', payload: { events, ms: Date.now() - started } });
+      if (thrown) throw failed ? markReported(thrown.err) : thrown.err;
     },
   };
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -69,8 +69,9 @@ export function newOutputMetrics(): OutputMetrics {
 const reportedErrors = new WeakSet<object>();
 
 /**
- * Marks an error an input has already reported as `job-errors` (with more detail than its
- * message), so that the runner, which reports a failed run's error, does not say it twice.
+ * Marks an error an input or an output has already reported as `job-errors` (with more
+ * detail than its message), so that the runner, which reports a failed run's error, and an
+ * input that an output's failure reaches (a rejected `deliver`), do not say it again.
  */
 export function markReported<T>(err: T): T {
   if (typeof err === 'object' && err !== null) reportedErrors.add(err);
@@ -169,7 +170,8 @@ export interface Input {
   /**
    * Performs one run: reads, and hands events to `deliver` in batches. Resolves when
    * the run is complete. `deliver` resolves once the output has accepted the batch;
-   * an input commits fingerprints only after that, never before.
+   * an input commits fingerprints only after that, never before. A run's `job-run-ended`
+   * (the gcs input's own, or `withRunReports`) comes after `ctx.acknowledge()`: delivered.
    */
   run(ctx: RunContext, deliver: (events: RunEvent[], unit?: DeliveryUnit) => Promise<void>): Promise<void>;
   /**
@@ -185,6 +187,10 @@ export interface MessageSource {
   subscribe(listener: (message: SluiceEvent) => void): () => void;
 }
 
+/**
+ * An output reports its own delivery failures, once, as `job-errors` with `output: <kind>`
+ * (and its bucket, topic, URL or path), and rejects with that error marked (`markReported`).
+ */
 export interface Output {
   /**
    * Accepts a batch: resolves once the output has taken it (maybe only buffered), and

@@ -229,7 +229,13 @@ async function exerciseHttpPoll() {
 
 /** Runs a trigger on a fake clock until its first run (or `limit`), recording what it reads. */
 async function exerciseTrigger(trigger: Record<string, unknown>, kind: 'gcs' | 'http-poll') {
-  const job = rendered({ 'http-poll': { url, trigger } }, { discard: {} });
+  const job = rendered(
+    kind === 'gcs' ? { gcs: { ...windowedGcs, trigger } } : { 'http-poll': { url, trigger } },
+    {
+      discard: {},
+    },
+  );
+  const input = (job.input.gcs ?? job.input['http-poll'])!;
   const controller = new AbortController();
   // In memory: no file I/O runs behind the fake clock's back, whatever the machine's load.
   const watermarks = memoryWatermarks();
@@ -238,7 +244,7 @@ async function exerciseTrigger(trigger: Record<string, unknown>, kind: 'gcs' | '
   try {
     let finished = false;
     const done = runOnTrigger(
-      recorded(job.input['http-poll']!.trigger!, `input.${kind}.trigger`, reads),
+      recorded(input.trigger!, `input.${kind}.trigger`, reads),
       async () => controller.abort(),
       {
         job: 'walk',
@@ -295,28 +301,19 @@ async function exerciseTriggers() {
       },
       kind,
     );
-    for (const windowStart of [start, { tracked: 'walk-position' }]) {
-      await exerciseTrigger(
-        {
-          cron: {
-            cron: '* * * * * *',
-            immediate: true,
-            'random-offset': '1s',
+    // http-poll refuses a window (REFUSED below): it has no time range to ask for.
+    const windows =
+      kind === 'gcs'
+        ? [start, { tracked: 'walk-position' }].map((windowStart) => ({
             window: { size: '1h', offset: '1m', start: windowStart },
-          },
-        },
+          }))
+        : [{}];
+    for (const window of windows) {
+      await exerciseTrigger(
+        { cron: { cron: '* * * * * *', immediate: true, 'random-offset': '1s', ...window } },
         kind,
       );
-      await exerciseTrigger(
-        {
-          interval: {
-            duration: '1s',
-            'random-offset': '1s',
-            window: { size: '1h', offset: '1m', start: windowStart },
-          },
-        },
-        kind,
-      );
+      await exerciseTrigger({ interval: { duration: '1s', 'random-offset': '1s', ...window } }, kind);
     }
   }
 }
@@ -470,6 +467,14 @@ async function exerciseOutputs() {
   await pubsub.close();
 }
 
+/** A gcs input that takes a trigger `window` (it needs object timestamps to compare). */
+const windowedGcs = {
+  'bucket-name': 'walk-bucket',
+  'object-names': ['x/'],
+  credentials: { 'storage-url': 'gs://walk-bucket' },
+  'timestamp-mode': 'last-modified',
+};
+
 /** Refused proofs: the value a field would be ignored with, and the problem validation names. */
 const storageUrlJob = (storageUrl: string) => ({
   name: 'walk',
@@ -489,7 +494,43 @@ const REFUSED: Record<string, { definitions: Record<string, unknown>[]; problem:
     definitions: [storageUrlJob('gs://a-bucket/some/path'), storageUrlJob('gs://another-bucket')],
     problem: /credentials\.storage-url/,
   },
+  ...httpPollWindowRefused(),
 };
+
+/**
+ * An http-poll request has no time range to ask for, so a trigger `window` there (every
+ * field of it) is refused, at the window's path, rather than sending one request per window.
+ */
+function httpPollWindowRefused() {
+  const proofs: typeof REFUSED = {};
+  const window = { size: '1h', offset: '1m' };
+  const starts = [
+    { 'start-time': { 'start-time': '2026-11-20 08:00:00.000 +0000', 'highwatermark-file': 'hw' } },
+    { tracked: 'walk-position' },
+  ];
+  for (const schedule of ['interval', 'cron'] as const) {
+    const beat = schedule === 'interval' ? { duration: '1s' } : { cron: '* * * * *' };
+    const definitions = [window, ...starts.map((start) => ({ ...window, start }))].map((w) => ({
+      name: 'walk',
+      input: {
+        'http-poll': { url: 'https://example.org/', trigger: { [schedule]: { ...beat, window: w } } },
+      },
+      output: { discard: {} },
+    }));
+    for (const field of [
+      'size',
+      'offset',
+      'start.start-time.start-time',
+      'start.start-time.highwatermark-file',
+      'start.tracked',
+    ])
+      proofs[`input.http-poll.trigger.${schedule}.window.${field}`] = {
+        definitions,
+        problem: new RegExp(`^input\\.http-poll\\.trigger\\.${schedule}\\.window$`),
+      };
+  }
+  return proofs;
+}
 
 describe('the job language has no silently ignored field', () => {
   it('reads every field when it runs a job, or refuses the value it would ignore', async () => {

@@ -10,14 +10,21 @@ import type { Trigger } from '../../shared/job/schema.ts';
 import { validateJob } from '../../shared/job/validate.ts';
 import { memoryWatermarks } from '../gcs/helpers.ts';
 
-/** A trigger as the rendered job schema gives it (defaults filled in). */
+/**
+ * A trigger as the rendered job schema gives it (defaults filled in), on a gcs input: the
+ * input kind that takes a `window` (http-poll refuses one).
+ */
 function trigger(value: unknown): Trigger {
-  const result = validateJob(
-    { name: 't', input: { 'http-poll': { url: 'http://x.test/', trigger: value } }, output: { print: {} } },
-    { level: 'rendered' },
-  );
+  const gcs = {
+    'bucket-name': 'trigger-bucket',
+    credentials: { 'storage-url': 'gs://trigger-bucket' },
+    'object-names': [],
+    'timestamp-mode': 'last-modified',
+    trigger: value,
+  };
+  const result = validateJob({ name: 't', input: { gcs }, output: { print: {} } }, { level: 'rendered' });
   if (!result.ok) throw new Error(JSON.stringify(result.errors));
-  return result.job.input['http-poll']!.trigger!;
+  return result.job.input.gcs!.trigger!;
 }
 
 function context(overrides: Partial<TriggerContext> = {}) {

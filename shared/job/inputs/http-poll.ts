@@ -47,5 +47,18 @@ export function httpPollInputSchema(f: Fields) {
       },
       'input.http-poll',
     )
+    .superRefine((value, ctx) => {
+      // One request per run, and the request has no time range to ask for: each window of a
+      // runner catching up would send the same request again (5 windows, 5 identical GETs).
+      for (const schedule of ['interval', 'cron'] as const) {
+        if (value.trigger?.[schedule]?.window)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['trigger', schedule, 'window'],
+            message:
+              'windows are for inputs that read by time (gcs reads the objects stamped in each window); http-poll sends one request per run, the same for every window: remove window',
+          });
+      }
+    })
     .describe('Polls an HTTP endpoint on its trigger and emits what it answers.');
 }

@@ -5,7 +5,9 @@
  * delivered. Each stage is a module of its own in this folder.
  *
  * Reports: `job-run-started`, `job-errors` (object name and reason; also a warning when
- * an unrestricted listing gets large), `job-metrics` and `job-run-ended` with the counts.
+ * an unrestricted listing gets large), `job-metrics` and `job-run-ended` with the counts,
+ * once the output has acknowledged everything the run delivered. A failure of the output
+ * is the output's to report (types.ts `markReported`), never reported again here.
  *
  * @example
  *   const input = createGcsInput(job.input.gcs);
@@ -23,6 +25,7 @@ import {
   type RunContext,
   type RunEvent,
   type ShardControl,
+  wasReported,
 } from '../../types.ts';
 import { type BatchFormat, eventObjects, jsonLines, jsonLinesWithActions } from './batches.ts';
 import { storageForCredentials } from './client.ts';
@@ -225,6 +228,14 @@ export async function runGcsInput(
     const fail = (err: unknown) => {
       tracker.fail(object);
       if (streaming) flushSoon();
+      // The output failed to take its events: the output said so, as its own failure, and
+      // nothing more can be delivered in this run. Not this object's failure (nor its bucket's).
+      if (wasReported(err)) {
+        settle(meta, 'retry');
+        deliveryFailure ??= { err };
+        stopNotifications.abort();
+        return;
+      }
       // A notified version that is gone (overwritten or deleted since) has nothing to read.
       if (notices.has(meta) && httpStatus(err) === 404) {
         countSkip(stats, 'stale');
@@ -303,7 +314,7 @@ export async function runGcsInput(
       .then(
         () => (failed ? fail(failed.err) : finish()),
         (err) => {
-          turnFailure ??= { err };
+          deliveryFailure ??= { err };
           stopNotifications.abort();
         },
       )
@@ -311,9 +322,10 @@ export async function runGcsInput(
     waitingTurns.add(inTurn);
     void inTurn.finally(() => waitingTurns.delete(inTurn));
   };
-  /** Objects read and waiting for their turn (`ordered`); a delivery that failed in one. */
+  /** Objects read and waiting for their turn (`ordered`). */
   const waitingTurns = new Set<Promise<void>>();
-  let turnFailure: { err: unknown } | undefined;
+  /** A delivery that failed while an object was read (or waited for its turn): the run stops. */
+  let deliveryFailure: { err: unknown } | undefined;
 
   const filter = objectFilter(plan, { now, window: ctx.window });
   /** Stamped at or after the end of the run's window: due in a later one. */
@@ -470,14 +482,14 @@ export async function runGcsInput(
             if (await sharder?.handOver(meta)) continue;
             const followed = index < fresh.length - 1;
             await pool.run(() => readObject(meta, followed));
-            if (turnFailure) throw turnFailure.err;
+            if (deliveryFailure) throw deliveryFailure.err;
           }
         }
       }
       await sharder?.flush();
       await pool.drain();
       await Promise.all(waitingTurns);
-      if (turnFailure) throw turnFailure.err;
+      if (deliveryFailure) throw deliveryFailure.err;
     } finally {
       clearTimeout(flushTimer);
       flushTimer = undefined;
@@ -533,6 +545,9 @@ export async function runGcsInput(
         await pages.close();
       }
     }
+    // `job-run-ended` says the run is delivered: what the output still buffers is flushed and
+    // accepted first (without fingerprints or {source} names, nothing waited for that yet).
+    await ctx.acknowledge?.();
   } catch (err) {
     await pool.drain().catch(() => {});
     if (!ctx.signal.aborted) failure = err;
@@ -540,9 +555,11 @@ export async function runGcsInput(
   // The subscription is closed: what waited to be let go comes again anyway.
   for (const timer of retryTimers) clearTimeout(timer);
   await preparing;
-  // A run that fails as a whole (the listing, the fingerprint store, the output) still
-  // says why, with the HTTP status when there is one, and still ends with its counts.
-  if (failure !== undefined) reportError(undefined, describeFailure(failure), failureDetail(failure));
+  // A run that fails as a whole (the listing, the fingerprint store) still says why, with
+  // the HTTP status when there is one, and still ends with its counts. An output's failure
+  // was reported by the output, naming its own bucket, topic or URL: not again as this bucket's.
+  if (failure !== undefined && !wasReported(failure))
+    reportError(undefined, describeFailure(failure), failureDetail(failure));
   const ended = {
     input: 'gcs',
     bucket: plan.bucket,

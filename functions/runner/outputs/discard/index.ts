@@ -1,6 +1,7 @@
 /**
  * The `discard` output: counts events and bytes and drops them (benchmarks, dry runs).
  * Takes JSON lines as they are, so a benchmark measures the input, not serialization.
+ * `bytes` is what `print` would have written: the events as JSON lines, in UTF-8.
  *
  * @example
  *   const output = createDiscardOutput(metrics);
@@ -12,6 +13,8 @@ export function createDiscardOutput(metrics: OutputMetrics): Output {
     async write(events: RunEvent[]) {
       metrics.batches++;
       metrics.events += events.length;
+      // Each event serialized once, as print writes it: its JSON and a newline.
+      for (const event of events) metrics.bytes += Buffer.byteLength(JSON.stringify(event)) + 1;
     },
     async writeJsonLines(lines: JsonLines) {
       metrics.batches++;
