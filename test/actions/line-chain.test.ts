@@ -131,6 +131,23 @@ describe('actions on JSON lines as bytes', () => {
     expect(lined.stats).toEqual(objects.stats);
   });
 
+  it("an evaluation error's reason never quotes the event's values, on lines and on objects", () => {
+    const secret = 'SENSITIVE-VALUE-123';
+    const line = JSON.stringify({ msg: secret });
+    const cases: [unknown[], RegExp][] = [
+      [[{ set: { x: 'duration(event.msg)' } }], /invalid duration/],
+      [[{ set: { x: 'event[event.msg]' } }], /no such key/],
+      [[{ set: { x: '{"a": 1}[event.msg]' } }], /no such key/],
+    ];
+    for (const [list, reason] of cases) {
+      for (const { failures } of [throughLines(list, [line]), throughObjects(list, [line])]) {
+        expect(failures, JSON.stringify(list)).toHaveLength(1);
+        expect(failures[0]!.reason, JSON.stringify(list)).toMatch(reason);
+        expect(JSON.stringify(failures), JSON.stringify(list)).not.toContain(secret);
+      }
+    }
+  });
+
   it('a line that repeats a key the actions touch takes the parsed path (the last value wins, as in JSON.parse)', () => {
     const list = [{ filter: 'event.a > 1' }];
     const lines = ['{"a":5,"a":0}', '{"a":0,"a":5}'];

@@ -365,9 +365,40 @@ function resolve(source: Source, scan: ScannedLines): Source {
 }
 
 export function reasonOf(err: unknown): string {
-  const error = err as { summary?: string; message?: string };
+  const error = err as { code?: unknown; node?: CelNode; summary?: string; message?: string };
+  if (typeof error.code === 'string' && Object.hasOwn(QUOTES_VALUES, error.code) && !keyFromSource(error))
+    return QUOTES_VALUES[error.code]!;
   return error.summary ?? error.message ?? String(err);
 }
+
+interface CelNode {
+  op?: string;
+  args?: unknown;
+}
+
+/**
+ * A missing key written in the expression itself (`event.user`, `event["user"]`) is the
+ * job's own text and worth naming; one computed from the event (`event[event.msg]`) is not.
+ */
+function keyFromSource(error: { code?: unknown; node?: CelNode }): boolean {
+  if (error.code !== 'no_such_key' || !error.node) return false;
+  const { op, args } = error.node;
+  if (op === '.') return true;
+  return op === '[]' && Array.isArray(args) && (args[1] as CelNode | undefined)?.op === 'value';
+}
+
+/**
+ * CEL evaluation errors whose message quotes a value the event held (`No such key: <it>`,
+ * `Invalid duration string: <it>`), said without it: reasons go into `job-errors`, which
+ * never carry what a job read. The other CEL messages name types and operators only.
+ * Relies on cel-js errors' `code` and `node` (@marcbachmann/cel-js lib/errors.js).
+ */
+const QUOTES_VALUES: Record<string, string> = {
+  no_such_key: 'no such key',
+  invalid_duration: 'invalid duration string',
+  invalid_regular_expression: 'invalid regular expression',
+  numeric_overflow: 'integer overflow',
+};
 
 interface LinePlan {
   wanted: string[];
