@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runDefinition } from './helpers.ts';
 import { eventSource, pollOf } from './http-source.ts';
 
-type Behaviour = 'ok' | '429' | '503' | 'hang' | 'reset' | '400';
+type Behaviour = 'ok' | '429' | '503' | 'hang' | 'reset' | '400' | '302';
 let plan: Behaviour[] = [];
 const delivered: { body: Buffer; headers: IncomingMessage['headers']; at: number }[] = [];
 const attempts: { behaviour: Behaviour; at: number }[] = [];
@@ -35,6 +35,10 @@ beforeAll(async () => {
       if (behaviour === '503') {
         res.writeHead(503);
         return res.end('unavailable');
+      }
+      if (behaviour === '302') {
+        res.writeHead(302, { location: '/elsewhere' });
+        return res.end('moved');
       }
       if (behaviour === '400') {
         res.writeHead(400);
@@ -110,6 +114,22 @@ it('a 400 fails the batch with a job-errors event naming the status, and the run
   expect(error?.payload).toMatchObject({ status: 400, events: 2500, url: sinkUrl });
   expect(delivered).toHaveLength(0);
   expect(result.metrics[0]).toMatchObject({ output: 'http-post', failures: 1, events: 0 });
+});
+
+it('a redirect is not followed and not retried: it fails the batch naming the status', async () => {
+  plan = ['302', '302', '302'];
+  delivered.length = 0;
+  attempts.length = 0;
+  const result = await runDefinition({
+    name: 'to-http-302',
+    input: pollOf(source.url),
+    output: { 'http-post': { url: sinkUrl, format: 'json-array', 'max-events': 5000, retries: 2 } },
+  });
+  expect(result.error?.message).toMatch(/answered 302: moved/);
+  const error = result.reports.find((r) => r.type === 'job-errors' && r.payload.output === 'http-post');
+  expect(error?.payload).toMatchObject({ status: 302, events: 2500 });
+  expect(attempts).toHaveLength(1);
+  expect(delivered).toHaveLength(0);
 });
 
 it('json-array bodies parse as arrays; the egress guard refuses the metadata address', async () => {

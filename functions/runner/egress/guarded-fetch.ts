@@ -3,7 +3,7 @@
  * resolved once, every address it resolves to is checked, and the connection goes to
  * the checked address (so a name cannot resolve to something else between the check and
  * the connect). Redirects are followed here, not by fetch, each hop checked the same way,
- * and at most `maxRedirects` of them. The body is read up to `maxBytes`.
+ * and at most `maxRedirects` of them (with 0, a 3xx is returned as the answer). The body is read up to `maxBytes`.
  *
  * @example
  *   const res = await guardedFetch('https://api.example.com/x', { method: 'GET', signal }, { policy, maxBytes: 16 << 20 });
@@ -85,7 +85,8 @@ export async function guardedFetch(
       throw egressCause(err) ?? err;
     }
     const location = res.headers.get('location');
-    if (res.status >= 300 && res.status < 400 && location) {
+    // With no redirect allowed the answer is the caller's to judge (a status, not a failed request).
+    if (res.status >= 300 && res.status < 400 && location && maxRedirects > 0) {
       await res.body?.cancel().catch(() => {});
       if (hop >= maxRedirects) throw new Error(`more than ${maxRedirects} redirects from ${url}`);
       const next = new URL(location, current);
