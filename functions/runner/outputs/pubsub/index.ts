@@ -22,6 +22,7 @@ import {
   type RunEvent,
   type RunReport,
 } from '../../types.ts';
+import { fieldValue } from '../field-value.ts';
 import { topicFor } from './client.ts';
 
 export interface PubsubOutputOptions {
@@ -103,11 +104,11 @@ export function createPubsubOutput(config: PubsubOutput, options: PubsubOutputOp
         const data = Buffer.from(JSON.stringify(event));
         const attributes: Record<string, string> = {};
         for (const [name, field] of attributeEntries) {
-          const value = event[field];
+          const value = fieldValue(event, field);
           if (value !== undefined && value !== null)
             attributes[name] = typeof value === 'string' ? value : JSON.stringify(value);
         }
-        const key = orderingField !== undefined ? event[orderingField] : undefined;
+        const key = orderingField !== undefined ? fieldValue(event, orderingField) : undefined;
         const orderingKey = key === undefined || key === null ? undefined : String(key);
         const publishing = t.publishMessage({ data, attributes, ...(orderingKey ? { orderingKey } : {}) });
         if (orderingKey) publishing.catch(() => t.resumePublishing(orderingKey));
