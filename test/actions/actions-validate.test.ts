@@ -64,6 +64,20 @@ describe('actions: validation', () => {
     ]);
   });
 
+  it('refuses list macros nested more than two deep (their cost multiplies per level), not chained ones', () => {
+    const deep = '[0,1].exists(a, [0,1].exists(b, [0,1].exists(c, a + b + c > 5)))';
+    expect(errorsOf(job(`  - filter: "${deep}"\n`))).toEqual([
+      '8:46 actions.0.filter: exists() inside 2 other list macros: at most 2 of map, filter, all, exists and exists_one may nest (each level runs the next once per element) (character 33 of the expression)',
+    ]);
+    const eight = `${'[0,1,2,3,4,5,6,7,8,9].map(v, '.repeat(8)}string(v)${')'.repeat(8)}`;
+    expect(errorsOf(job(`  - set: { x: "${eight}" }\n`))).toHaveLength(1);
+    const fine = [
+      '[1,2].map(a, [3,4].filter(b, b > a))',
+      '[1,2].map(a, a * 2).filter(b, b > 2).map(c, [c].exists(d, d > 0)).map(e, e)',
+    ];
+    for (const expression of fine) expect(errorsOf(job(`  - set: { x: "${expression}" }\n`))).toEqual([]);
+  });
+
   it('refuses $\u007bsecret|...} in an expression, and a matches pattern that is not a literal or not RE2', () => {
     const errors = errorsOf(
       job(`  - filter: event.key == "\${secret|api/key}"

@@ -83,6 +83,8 @@ export function compileCel(source: string): CelCompiled {
   }
   const checked = program.check();
   if (!checked.valid) return problem(checked.error, 'type');
+  const nested = tooDeepComprehension(program.ast as unknown as AstNode);
+  if (nested) return nested;
   const regexProblem = useRe2ForMatches(program.ast as unknown as AstNode);
   if (regexProblem) return regexProblem;
   const eventFields = eventFieldsRead(program.ast as unknown as AstNode);
@@ -159,6 +161,46 @@ function useRe2ForMatches(root: AstNode): CelCompiled | undefined {
 }
 
 /** Visits every node under `root`; `visit` returns false to skip a node's children. */
+/**
+ * Comprehensions (`map`, `filter`, `all`, `exists`, `exists_one`) nest multiplicatively: each
+ * level runs the one inside it once per element, so eight nested `[0..9].map(...)` are 10^8
+ * evaluations (and gigabytes of lists) per event from a 279-character expression. Two levels
+ * cover real uses (a list of maps, each with a list) and keep an event's cost polynomial in
+ * its size.
+ */
+export const MAX_COMPREHENSION_DEPTH = 2;
+const COMPREHENSIONS = new Set(['map', 'filter', 'all', 'exists', 'exists_one']);
+
+function tooDeepComprehension(root: AstNode): CelCompiled | undefined {
+  const stack: [unknown, number][] = [[root, 0]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    if (Array.isArray(node)) {
+      for (const item of node) stack.push([item, depth]);
+      continue;
+    }
+    if (!isNode(node)) continue;
+    const comprehension =
+      (node.op === 'rcall' || node.op === 'call') &&
+      Array.isArray(node.args) &&
+      COMPREHENSIONS.has(node.args[0] as string);
+    const level = comprehension ? depth + 1 : depth;
+    if (level > MAX_COMPREHENSION_DEPTH)
+      return {
+        ok: false,
+        offset: node.start,
+        message: `${String((node.args as unknown[])[0])}() inside ${MAX_COMPREHENSION_DEPTH} other list macros: at most ${MAX_COMPREHENSION_DEPTH} of map, filter, all, exists and exists_one may nest (each level runs the next once per element)`,
+      };
+    // A receiver is evaluated once, before: `xs.map(…).filter(…)` chains, it does not nest.
+    if (comprehension && node.op === 'rcall') {
+      const [, receiver, args] = node.args as unknown[];
+      stack.push([receiver, depth], [args, level]);
+    } else if (Array.isArray(node.args)) for (const arg of node.args) stack.push([arg, level]);
+    else if (isNode(node.args)) stack.push([node.args, level]);
+  }
+  return undefined;
+}
+
 function walk(root: AstNode, visit: (node: AstNode) => boolean): void {
   const stack: unknown[] = [root];
   while (stack.length) {
