@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { forViewer } from '../../shared/events/visibility.ts';
 import { runDefinition } from './helpers.ts';
 import { eventSource, pollOf } from './http-source.ts';
 
@@ -111,7 +112,12 @@ it('a 400 fails the batch with a job-errors event naming the status, and the run
   });
   expect(result.error?.message).toMatch(/answered 400: bad events/);
   const error = result.reports.find((r) => r.type === 'job-errors' && r.payload.output === 'http-post');
-  expect(error?.payload).toMatchObject({ status: 400, events: 2500, url: sinkUrl });
+  expect(error?.payload).toMatchObject({ status: 400, events: 2500, url: sinkUrl, answer: 'bad events' });
+  // The answer is content the job received: in its own field, which viewers do not see.
+  expect(String(error?.payload.reason)).not.toContain('bad events');
+  const seen = forViewer({ source: 'job', payload: error!.payload as Record<string, unknown> });
+  expect(JSON.stringify(seen)).not.toContain('bad events');
+  expect(seen.payload.withheld).toContain('answer');
   expect(delivered).toHaveLength(0);
   expect(result.metrics[0]).toMatchObject({ output: 'http-post', failures: 1, events: 0 });
 });

@@ -66,12 +66,26 @@ export function createHttpPostOutput(config: HttpPostOutput, options: HttpPostOu
   let sending: Promise<void> = Promise.resolve();
   let failure: Error | undefined;
 
-  const fail = (reason: string, detail: Record<string, unknown>) => {
+  /**
+   * The answer's excerpt goes in its own field, `answer`, not in `reason`: it is content the
+   * job received (it may echo the request's headers), which viewers never see (visibility.ts).
+   */
+  const fail = (
+    reason: string,
+    detail: Record<string, unknown>,
+    answered?: { answer: string; message: string },
+  ) => {
     metrics.failures++;
-    failure ??= markReported(new DeliveryFailed(reason));
+    failure ??= markReported(new DeliveryFailed(answered?.message ?? reason));
     options.report({
       type: 'job-errors',
-      payload: { output: 'http-post', url: shownUrl, reason, ...detail },
+      payload: {
+        output: 'http-post',
+        url: shownUrl,
+        reason,
+        ...detail,
+        ...(answered ? { answer: answered.answer } : {}),
+      },
     });
   };
 
@@ -100,12 +114,11 @@ export function createHttpPostOutput(config: HttpPostOutput, options: HttpPostOu
         }
         const excerpt = new TextDecoder().decode(res.body.subarray(0, 200));
         if (res.status !== 429 && res.status < 500) {
+          const undelivered = `the batch of ${batch.events} events was not delivered`;
           fail(
-            `${shownUrl} answered ${res.status}: ${excerpt}; the batch of ${batch.events} events was not delivered`,
-            {
-              status: res.status,
-              events: batch.events,
-            },
+            `${shownUrl} answered ${res.status}; ${undelivered}`,
+            { status: res.status, events: batch.events },
+            { answer: excerpt, message: `${shownUrl} answered ${res.status}: ${excerpt}; ${undelivered}` },
           );
           return;
         }
