@@ -66,3 +66,9 @@ export async function servedCli(): Promise<ServedCli> {
     },
   };
 }
+
+/** `sluice job validate FILE`: its exit code and the `FILE:line:col: path: message` lines it printed. */
+export async function validateErrorLines(file: string): Promise<{ code: number; lines: string[] }> {
+  const r = await runCli(['job', 'validate', file]);
+  return { code: r.code, lines: r.stderr.split('\n').filter((line) => line.startsWith(file)) };
+}

@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../helpers/cli.ts';
+import { validateErrorLines } from '../../helpers/cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-action-positions-'));
 
@@ -34,11 +34,6 @@ function jobWithActions(name: string, actions: string[]): string {
   return file;
 }
 
-async function errorLines(file: string) {
-  const r = await runCli(['job', 'validate', file]);
-  return { code: r.code, lines: r.stderr.split('\n').filter((line) => line.startsWith(file)) };
-}
-
 describe('positions of errors in actions', () => {
   it('points at the token of a folded filter expression, on the line after `>-`', async () => {
     const file = jobWithActions('folded-filter.yaml', [
@@ -46,7 +41,7 @@ describe('positions of errors in actions', () => {
       '      event.a == 1 &&',
       '      worker * 2',
     ]);
-    expect(await errorLines(file)).toEqual({
+    expect(await validateErrorLines(file)).toEqual({
       code: 1,
       lines: [
         `${file}:10:7: actions.0.filter: CEL type error: no such overload: string * int (character 17 of the expression)`,
@@ -62,7 +57,7 @@ describe('positions of errors in actions', () => {
       '        1 +',
       '        size(',
     ]);
-    expect(await errorLines(file)).toEqual({
+    expect(await validateErrorLines(file)).toEqual({
       code: 1,
       lines: [
         `${file}:12:14: actions.0.set.y: CEL syntax error: Unexpected token: EOF (character 25 of the expression)`,
@@ -78,21 +73,21 @@ describe('positions of errors in actions', () => {
       '        event.b == 2 &&',
       '      worker * 2',
     ]);
-    expect((await errorLines(file)).lines).toEqual([
+    expect((await validateErrorLines(file)).lines).toEqual([
       `${file}:12:7: actions.0.filter: CEL type error: no such overload: string * int (character 36 of the expression)`,
     ]);
   });
 
   it('points at the token of a plain expression folded over two lines', async () => {
     const file = jobWithActions('plain-two-lines.yaml', ['  - filter: event.a == 1 &&', '      worker * 2']);
-    expect((await errorLines(file)).lines).toEqual([
+    expect((await validateErrorLines(file)).lines).toEqual([
       `${file}:9:7: actions.0.filter: CEL type error: no such overload: string * int (character 17 of the expression)`,
     ]);
   });
 
   it('points at a bad key of a set map, not at `set`', async () => {
     const file = jobWithActions('set-key.yaml', ['  - set:', '      ok: event.x', '      bad..key: event.y']);
-    expect(await errorLines(file)).toEqual({
+    expect(await validateErrorLines(file)).toEqual({
       code: 1,
       lines: [
         `${file}:10:7: actions.0.set.bad..key: key \`bad..key\` must be a field name or a dotted path of them (letters, digits, _ @ $ -), e.g. http.status`,
@@ -108,7 +103,7 @@ describe('positions of errors in actions', () => {
       '  - set:',
       '      http.code: ""',
     ]);
-    expect((await errorLines(file)).lines).toEqual([
+    expect((await validateErrorLines(file)).lines).toEqual([
       `${file}:10:15: actions.0.rename.req.id: must be a field name or a dotted path of them (letters, digits, _ @ $ -), e.g. http.status`,
       `${file}:9:7: actions.0.rename.a.constructor: key \`a.constructor\` \`constructor\` is reserved (it is a property of every JavaScript object)`,
       `${file}:12:18: actions.1.set.http.code: an expression must not be empty`,
