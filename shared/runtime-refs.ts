@@ -153,7 +153,8 @@ export function excerpt(text: string, deferred?: string): string {
   return shown.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
 }
 
-function skipSpaces(text: string, i: number): number {
+/** The index of the first non-space character at or after `i`. */
+export function skipSpaces(text: string, i: number): number {
   while (i < text.length && /\s/.test(text[i]!)) i++;
   return i;
 }

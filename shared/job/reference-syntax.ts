@@ -20,7 +20,7 @@
  *   parseTemplate('s3://{{bucket}}/in'); // { ok: true, parts: [{ text: 's3://' }, { ref: ['bucket'], raw: '{{bucket}}' }, { text: '/in' }] }
  *   referenceProblem('{{ }}');            // '`{{ }}` is an empty context reference: ...'
  */
-import { excerpt, runtimeReferenceProblem } from '../runtime-refs.ts';
+import { excerpt, runtimeReferenceProblem, skipSpaces } from '../runtime-refs.ts';
 
 export type TemplatePart = { text: string } | { ref: string[]; raw: string };
 export type ParsedTemplate = { ok: true; parts: TemplatePart[] } | { ok: false; problem: string };
@@ -105,11 +105,6 @@ function referenceEnd(text: string, open: number): number | { problem: string } 
   return {
     problem: `\`${written}\` is not a context reference: a key starts with a letter or _ and holds letters, digits, _ and -, with .sub or .0 to reach inside a value; ${ESCAPE_HINT}`,
   };
-}
-
-function skipSpaces(text: string, i: number): number {
-  while (i < text.length && /\s/.test(text[i]!)) i++;
-  return i;
 }
 
 function isKeyStart(code: number): boolean {
