@@ -163,6 +163,61 @@ describe('actions: evaluation errors', () => {
     expect(stats.errors).toEqual([0, 0]);
   });
 
+  it('an evaluation takes at most 1,000,000 steps of list macros, however large the lists', () => {
+    const xs = (n: number) => Array.from({ length: n }, (_, i) => i);
+    const nested = 'event.xs.map(x, event.xs.filter(y, y == x)).size()';
+    const { out, failures, stats } = run(
+      [{ set: { n: nested } }, { filter: 'event.xs.exists(x, event.xs.exists(y, y < 0)) == false' }],
+      // 2,000 × 2,000 steps each: over the budget; 900 × 900 (+ 900) is under it.
+      [{ xs: xs(2000) }, { xs: xs(900), id: 'small' }, { xs: xs(2000), n: 1 }],
+    );
+    expect(out.map((e) => e && { n: e.n, id: e.id })).toEqual([null, { n: 900, id: 'small' }, null]);
+    expect(stats.errors).toEqual([2, 0]);
+    expect(failures).toHaveLength(2);
+    for (const failure of failures)
+      expect(failure.reason).toMatch(/more than 1,000,000 steps of list macros/);
+    // One level over a list under the budget is fine, and the count starts again per event.
+    const flat = run([{ filter: 'event.xs.all(x, x >= 0)' }], [{ xs: xs(600_000) }, { xs: xs(600_000) }]);
+    expect(flat.stats.events_out).toBe(2);
+  });
+
+  it('set refuses a value JSON cannot hold or larger than an event may be, and writes CEL values as JSON', () => {
+    const xs = Array.from({ length: 3000 }, (_, i) => i);
+    const { out, failures } = run(
+      [{ set: { square: 'event.xs.map(x, event.xs)' } }, { set: { ratio: 'event.a / event.b' } }],
+      [
+        { xs, a: 1.0, b: 2.0 },
+        { xs: [1, 2], a: 1.0, b: 0.0 },
+        { xs: [1], a: 0.0, b: 0.0 },
+      ],
+    );
+    expect(out.map((e) => e?.ratio ?? null)).toEqual([null, null, null]);
+    expect(failures.map((f) => f.reason)).toEqual([
+      'the value is larger than 8 MiB of JSON, the most an event may hold',
+      'the value is Infinity, which JSON cannot hold (check for a division by zero)',
+      'the value is NaN, which JSON cannot hold (check for a division by zero)',
+    ]);
+    const forms = run(
+      [
+        {
+          set: {
+            u: 'uint(5)',
+            big: 'uint(18446744073709551615)',
+            some: 'optional.of("x")',
+            none: 'optional.none()',
+            t: 'type(1.5)',
+            d: 'duration("1.5s")',
+          },
+        },
+      ],
+      [{}],
+    );
+    expect(forms.failures).toEqual([]);
+    expect(forms.out).toEqual([
+      { u: 5, big: '18446744073709551615', some: 'x', none: null, t: 'double', d: '1.5s' },
+    ]);
+  });
+
   it('matches runs on RE2: a catastrophic pattern for a backtracking engine takes linear time', () => {
     const started = performance.now();
     const { out } = run(

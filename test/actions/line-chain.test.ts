@@ -148,6 +148,24 @@ describe('actions on JSON lines as bytes', () => {
     }
   });
 
+  it('the step budget of list macros and the size of a set value hold on lines as on objects', () => {
+    // 3,000 × 3,000 numbers: 9 million, at least 18 MB of JSON.
+    const line = JSON.stringify({ xs: Array.from({ length: 3000 }, (_, i) => i) });
+    const cases: [unknown[], RegExp][] = [
+      [[{ set: { n: 'event.xs.map(x, event.xs.filter(y, y == x)).size()' } }], /more than 1,000,000 steps/],
+      [[{ set: { square: 'event.xs.map(x, event.xs)' } }], /larger than 8 MiB of JSON/],
+    ];
+    for (const [list, reason] of cases) {
+      const lined = throughLines(list, [line]);
+      expect(lined.refused, JSON.stringify(list)).toBe(0);
+      expect(lined.failures.map((f) => f.reason)).toEqual(
+        throughObjects(list, [line]).failures.map((f) => f.reason),
+      );
+      expect(lined.failures).toHaveLength(1);
+      expect(lined.failures[0]!.reason).toMatch(reason);
+    }
+  });
+
   it('a line that repeats a key the actions touch takes the parsed path (the last value wins, as in JSON.parse)', () => {
     const list = [{ filter: 'event.a > 1' }];
     const lines = ['{"a":5,"a":0}', '{"a":0,"a":5}'];
