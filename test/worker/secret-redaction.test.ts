@@ -24,6 +24,9 @@ beforeAll(async () => {
   // An upstream that refuses, echoing what it was sent (as many APIs do in their errors).
   upstream = createServer((req, res) => {
     res.statusCode = 401;
+    // `/padded`: the header echoed where the 200-character excerpt of an answer cuts it in two.
+    if (req.url?.startsWith('/padded'))
+      return res.end(`${'.'.repeat(200 - 'Bearer '.length - 20)}${req.headers.authorization}`);
     res.end(`denied ${req.url} for ${req.headers.authorization}`);
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
@@ -83,6 +86,37 @@ describe('secret values in what a job reports', () => {
   }, 60_000);
 });
 
+describe('a secret cut in two by an excerpt', () => {
+  it('is hidden from its first characters on, in events and deployment states', async () => {
+    expect((await t.request('/api/secrets/api/token', jsonInit('PUT', { value: TOKEN }, admin))).status).toBe(
+      204,
+    );
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/padded`;
+    await t.request('/api/jobs/leaky-cut', {
+      method: 'PUT',
+      headers: { ...admin, 'content-type': 'application/yaml' },
+      body: `name: leaky-cut\ninput:\n  http-poll:\n    url: '${url}'\n    headers:\n      authorization: 'Bearer \${secret|api/token}'\noutput:\n  print: {}\n`,
+    });
+    expect(
+      (await t.request('/api/jobs/leaky-cut/deploy', jsonInit('POST', { workers: ['cloud'] }, admin))).status,
+    ).toBe(200);
+    await cloudTick(t.deps);
+
+    const job = await json(await t.request('/api/jobs/leaky-cut', { headers: admin }));
+    const deployment = job.deployments.find((d: { worker: string }) => d.worker === 'cloud');
+    expect(deployment).toMatchObject({
+      state: 'failed',
+      error: expect.stringContaining('[secret api/token]…'),
+    });
+    const events = JSON.stringify(
+      await json(await t.request('/api/events?job=leaky-cut&limit=1000', { headers: admin })),
+    );
+    expect(events).toContain('[secret api/token]…');
+    // The excerpt held the token's first 20 characters.
+    expect(`${JSON.stringify(job)}\n${events}\n${t.logs()}`).not.toContain(TOKEN.slice(0, 8));
+  }, 60_000);
+});
+
 describe('secret values in what a run on the cloud worker leaves', () => {
   it('are replaced by their names in the deployment state and its transitions', async () => {
     expect((await t.request('/api/secrets/api/key', jsonInit('PUT', { value: KEY }, admin))).status).toBe(
@@ -123,5 +157,18 @@ describe('secretRedactor', () => {
       '[secret a/short]': true,
     });
     expect(secretRedactor({})('abc')).toBe('abc');
+  });
+
+  it('hides the first characters of a secret where a cut text ends (…), four characters or more', () => {
+    const redact = secretRedactor({ 'a/token': 'tok-1234567890', 'a/key': 'key-abcdef' });
+    expect(redact('answered 401: Bearer tok-12345…; not delivered')).toBe(
+      'answered 401: Bearer [secret a/token]…; not delivered',
+    );
+    expect(redact({ answer: 'x key-ab…', other: 'tok…', whole: 'tok-1234567890…' })).toEqual({
+      answer: 'x [secret a/key]…',
+      other: 'tok…',
+      whole: '[secret a/token]…',
+    });
+    expect(redact('no cut: tok-12345')).toBe('no cut: tok-12345');
   });
 });

@@ -19,6 +19,7 @@ import {
   ResponseTooLargeError,
 } from '../../egress/guarded-fetch.ts';
 import { type EgressPolicy, egressPolicyFromEnv } from '../../egress/policy.ts';
+import { excerpt } from '../../excerpt.ts';
 import { requestFailed, withoutUrlCredentials } from '../../fetch-errors.ts';
 import type { Input, RunEvent } from '../../types.ts';
 
@@ -61,7 +62,7 @@ export function createHttpPollInput(config: HttpPollInput, options: HttpPollOpti
       }
       const text = new TextDecoder().decode(res.body);
       if (!res.ok)
-        throw new Error(`${withoutUrlCredentials(config.url)} answered ${res.status}: ${text.slice(0, 200)}`);
+        throw new Error(`${withoutUrlCredentials(config.url)} answered ${res.status}: ${excerpt(text, 200)}`);
       // Large answers go out in batches: the output can push back, and Ctrl-C stops between them.
       const events = toEvents(text, config.json);
       for (let i = 0; i < events.length && !ctx.signal.aborted; i += BATCH_SIZE)

@@ -24,6 +24,7 @@ import {
   namesFollowSource,
   renderObjectName,
 } from '../../../../shared/object-name-template.ts';
+import { excerpt } from '../../excerpt.ts';
 import { storageForCredentials } from '../../inputs/gcs/client.ts';
 import { withRetry } from '../../inputs/gcs/retry.ts';
 import {
@@ -255,5 +256,5 @@ const GZIP_LEVEL = 3;
 
 function describe(err: unknown): string {
   const e = err as { code?: unknown; message?: unknown };
-  return `${e?.code !== undefined ? `${e.code}: ` : ''}${String(e?.message ?? err)}`.slice(0, 500);
+  return excerpt(`${e?.code !== undefined ? `${e.code}: ` : ''}${String(e?.message ?? err)}`, 500);
 }

@@ -17,6 +17,7 @@ import { parseDuration } from '../../../../shared/duration.ts';
 import type { HttpPostOutput } from '../../../../shared/job/schema.ts';
 import { EgressRefusedError, guardedFetch } from '../../egress/guarded-fetch.ts';
 import { type EgressPolicy, egressPolicyFromEnv } from '../../egress/policy.ts';
+import { excerpt as cut } from '../../excerpt.ts';
 import { requestFailed, withoutUrlCredentials } from '../../fetch-errors.ts';
 import { backoff } from '../../inputs/gcs/retry.ts';
 import {
@@ -112,7 +113,7 @@ export function createHttpPostOutput(config: HttpPostOutput, options: HttpPostOu
           metrics.bytes += body.length;
           return;
         }
-        const excerpt = new TextDecoder().decode(res.body.subarray(0, 200));
+        const excerpt = cut(new TextDecoder().decode(res.body), 200);
         if (res.status !== 429 && res.status < 500) {
           const undelivered = `the batch of ${batch.events} events was not delivered`;
           fail(

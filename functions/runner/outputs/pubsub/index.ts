@@ -14,6 +14,7 @@ import type { Topic } from '@google-cloud/pubsub';
 import { parseByteSize } from '../../../../shared/byte-size.ts';
 import { parseDuration } from '../../../../shared/duration.ts';
 import type { PubsubOutput } from '../../../../shared/job/schema.ts';
+import { excerpt } from '../../excerpt.ts';
 import {
   type JsonLines,
   markReported,
@@ -77,7 +78,7 @@ export function createPubsubOutput(config: PubsubOutput, options: PubsubOutputOp
             failure = markReported(err);
             options.report({
               type: 'job-errors',
-              payload: { output: 'pubsub', topic: config.topic, reason: String(err.message).slice(0, 500) },
+              payload: { output: 'pubsub', topic: config.topic, reason: excerpt(String(err.message), 500) },
             });
           }
         },
