@@ -7,15 +7,18 @@
 
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { BucketNotFoundError } from '../../functions/runner/inputs/gcs/list.ts';
 import { createPrintOutput } from '../../functions/runner/outputs/print/index.ts';
 import { runJob } from '../../functions/runner/runner.ts';
 import { fileStores } from '../../functions/runner/stores/file.ts';
 import type { ContextMap } from '../../shared/context/map.ts';
 import { renderJob } from '../../shared/context/render.ts';
 import { resolveContext } from '../../shared/context/resolve.ts';
-import { containsReference, parseJobYaml } from '../../shared/job/index.ts';
+import type { ErrorDetail } from '../../shared/errors.ts';
+import { containsReference, type ParseResult, parseJobYaml } from '../../shared/job/index.ts';
+import { parseTemplate } from '../../shared/job/reference-syntax.ts';
 import { resolveRuntimeRefs } from '../../shared/runtime-refs.ts';
-import { CliError } from '../exit-codes.ts';
+import { CliError, EXIT } from '../exit-codes.ts';
 import type { CommandContext } from '../globals.ts';
 import { untilInterrupted } from '../interrupt.ts';
 import { parseAssignment } from './context.ts';
@@ -48,8 +51,8 @@ export async function jobRunAction(
   if (!parsed.ok) {
     throw new CliError(
       `${file} is not a valid job`,
-      1,
-      parsed.errors.map((e) => `${file}:${e.line ?? 1}:${e.column ?? 1}: ${e.path}: ${e.message}`),
+      EXIT.error,
+      parsed.errors.map((e) => placedLine(file, e)),
     );
   }
   const definition = parsed.raw as Record<string, unknown>;
@@ -67,10 +70,12 @@ export async function jobRunAction(
   });
   const rendered = renderJob(definition, context);
   if (!rendered.ok) {
+    // At the field of the file each is about: for a value a context key brought in, the
+    // field that references the key (a missing key's message names it).
     throw new CliError(
       `${file} does not render`,
-      1,
-      rendered.errors.map((e) => `  ${e.path}: ${e.message}${contextHint(e.message)}`),
+      EXIT.error,
+      parsed.place(rendered.errors).map((e) => placedLine(file, e) + contextHint(e.message)),
     );
   }
   // No control plane here: secrets cannot be had, variables only through their fallbacks.
@@ -81,8 +86,12 @@ export async function jobRunAction(
     ]);
   }
   const interrupt = untilInterrupted(streams.signal);
-  // A reader that went away (`sluice job run job.yaml | head`) ends the run quietly.
-  streams.stdout.on('error', interrupt.stop);
+  // A reader that went away (`sluice job run job.yaml | head`) ends the run quietly; any
+  // other failure to write (a full disk) fails the run: its events were not written.
+  const readerGone = (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') interrupt.stop();
+  };
+  streams.stdout.on('error', readerGone);
   try {
     await runJob(orderedByDefault(runtime.value), {
       worker,
@@ -92,11 +101,51 @@ export async function jobRunAction(
       report: (r) => ctx.io.stderr(`${r.type} ${JSON.stringify(r.payload)}\n`),
     });
   } catch (err) {
+    if (err instanceof BucketNotFoundError) throw bucketNotFound(file, parsed, err);
     throw new CliError(`job ${parsed.job.name} failed: ${(err as Error).message}`);
   } finally {
     interrupt.dispose();
-    streams.stdout.removeListener('error', interrupt.stop);
+    streams.stdout.removeListener('error', readerGone);
   }
+}
+
+/** `FILE:LINE:COLUMN: path: message`, as `sluice job validate` prints an error. */
+function placedLine(file: string, e: ErrorDetail): string {
+  return `${file}:${e.line ?? 1}:${e.column ?? 1}: ${e.path ? `${e.path}: ` : ''}${e.message}`;
+}
+
+/**
+ * The listing of a `gcs` input's bucket answered 404: exit 4 (not found), at the field that
+ * names the bucket (and the context key that brought the name in), with what to check next.
+ */
+function bucketNotFound(
+  file: string,
+  parsed: Extract<ParseResult, { ok: true }>,
+  err: BucketNotFoundError,
+): CliError {
+  const written = (parsed.raw as { input?: { gcs?: Record<string, unknown> } }).input?.gcs?.['bucket-name'];
+  const keys = typeof written === 'string' ? referencedKeys(written) : [];
+  const from = keys.length ? ` (from context key ${keys.map((k) => `\`${k}\``).join(', ')})` : '';
+  const [field] = parsed.place([
+    { path: 'input.gcs.bucket-name', message: `bucket \`${err.bucket}\` not found${from}` },
+  ]);
+  // What the storage client read (client.ts): this process's environment.
+  const emulator = process.env.STORAGE_EMULATOR_HOST;
+  const next = emulator
+    ? `Check the bucket name, and that the storage emulator at STORAGE_EMULATOR_HOST=${emulator} holds it (this run asked that emulator, not Cloud Storage).`
+    : 'Check the bucket name: bucket names are global, so no project has this one (a bucket these credentials may not read answers 403, not 404). To read a bucket of the storage emulator, set STORAGE_EMULATOR_HOST.';
+  return new CliError(
+    `job ${parsed.job.name} failed: bucket \`${err.bucket}\` not found (the storage API answered 404 to listing it)`,
+    EXIT.notFound,
+    [placedLine(file, field!), next],
+  );
+}
+
+/** The context keys a string of the job file references (`{{key}}`, `{{key.sub}}`: key). */
+function referencedKeys(text: string): string[] {
+  const parsed = text.includes('{{') ? parseTemplate(text) : undefined;
+  if (!parsed?.ok) return [];
+  return [...new Set(parsed.parts.flatMap((part) => ('ref' in part ? [part.ref[0]!] : [])))];
 }
 
 /**

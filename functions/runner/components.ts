@@ -22,11 +22,13 @@ import { withRunReports } from './run-reports.ts';
 import {
   type Input,
   type JsonLines,
+  markReported,
   newOutputMetrics,
   type Output,
   type OutputMetrics,
   type RunEvent,
   type RunReport,
+  wasReported,
 } from './types.ts';
 
 export interface InputDeps {
@@ -58,7 +60,7 @@ const INPUTS = {
 } satisfies { [K in InputKind]: (config: Config<'input', K>, deps: InputDeps) => Input };
 
 const OUTPUTS = {
-  print: (_config, deps, metrics) => countingPrint(deps.print, metrics),
+  print: (_config, deps, metrics) => countingPrint(deps.print, metrics, deps),
   discard: (_config, _deps, metrics) => createDiscardOutput(metrics),
   gcs: (config, deps, metrics) => createGcsOutput(config, { report: deps.report, metrics }),
   pubsub: (config, deps, metrics) => createPubsubOutput(config, { report: deps.report, metrics }),
@@ -113,19 +115,39 @@ export function outputFor(definition: JobDefinition, deps: OutputDeps): BuiltOut
  * The shared print output, counting this job's events and the bytes it writes of them;
  * closing is the owner's business.
  */
-function countingPrint(print: Output, metrics: OutputMetrics): Output {
+/**
+ * The shared print output, counted for this job, and its failures reported as the job's
+ * output's (`job-errors` with `output: print`), as every output reports its own; a run that
+ * was stopped (its reader went away, `sluice job run … | head`) reports nothing.
+ */
+function countingPrint(
+  print: Output,
+  metrics: OutputMetrics,
+  deps: Pick<OutputDeps, 'report' | 'signal'>,
+): Output {
   const count = (events: number, bytes: number) => {
     metrics.batches++;
     metrics.events += events;
     metrics.bytes += bytes;
+  };
+  const reported = async (write: Promise<void>) => {
+    try {
+      await write;
+    } catch (err) {
+      if (!deps.signal?.aborted && !wasReported(err)) {
+        metrics.failures++;
+        deps.report({ type: 'job-errors', payload: { output: 'print', reason: (err as Error).message } });
+        markReported(err);
+      }
+      throw err;
+    }
   };
   const counted: Output = {
     async write(events, unit) {
       // Serialized here, once, as the print output would: what is counted is what is written.
       // A print output that takes only events (a test's) serializes them the same way.
       const lines = jsonLinesOf(events);
-      if (print.writeJsonLines) await print.writeJsonLines(lines, unit);
-      else await print.write(events, unit);
+      await reported(print.writeJsonLines ? print.writeJsonLines(lines, unit) : print.write(events, unit));
       count(lines.count, byteLengthOf(lines));
     },
     async close() {},
@@ -135,7 +157,7 @@ function countingPrint(print: Output, metrics: OutputMetrics): Output {
       // Measured before they are handed over: once written, `release` gives a read thread
       // its buffers back, and a chunk whose buffer went back has length 0.
       const bytes = byteLengthOf(lines);
-      await print.writeJsonLines!(lines, unit);
+      await reported(print.writeJsonLines!(lines, unit));
       count(lines.count, bytes);
     };
   }

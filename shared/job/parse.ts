@@ -21,7 +21,7 @@ import {
 } from 'yaml';
 import type { ErrorDetail } from '../errors.ts';
 import { expressionPosition } from './actions/expression-position.ts';
-import type { Level } from './fields.ts';
+import { type Level, TEMPLATE_PATTERN } from './fields.ts';
 import type { JobDefinition } from './schema.ts';
 import { validateJob } from './validate.ts';
 
@@ -29,7 +29,18 @@ export const MAX_JOB_FILE_BYTES = 1024 * 1024;
 const MAX_ALIAS_COUNT = 100;
 
 export type ParseResult =
-  | { ok: true; job: JobDefinition; document: Document; raw: unknown }
+  | {
+      ok: true;
+      job: JobDefinition;
+      document: Document;
+      raw: unknown;
+      /**
+       * Places errors found in the job once rendered (`sluice job run`) as validation errors
+       * are placed: each at the node its path names in the file, or the nearest one that
+       * exists (a value a whole `{{key}}` brought in has no node of its own).
+       */
+      place: (errors: readonly ErrorDetail[]) => ErrorDetail[];
+    }
   | { ok: false; errors: ErrorDetail[] };
 
 export function parseJobYaml(
@@ -76,16 +87,43 @@ export function parseJobYaml(
   const level =
     typeof options.level === 'function' ? options.level(raw as Record<string, unknown>) : options.level;
   const result = validateJob(raw, { level: level ?? 'saved' });
-  if (!result.ok) {
-    // Errors about a key (unknown, malformed) point at the key; all others at the offending value.
-    const errors = result.errors.map((e) => ({
-      ...e,
-      ...(expressionPosition(document, lineCounter, text, e.path, e.message) ??
-        positionOf(document, lineCounter, e.path, /^(unknown field|key `)/.test(e.message))),
-    }));
-    return { ok: false, errors };
-  }
-  return { ok: true, job: result.job, document, raw };
+  if (!result.ok) return { ok: false, errors: placed(document, lineCounter, text, result.errors, false) };
+  return {
+    ok: true,
+    job: result.job,
+    document,
+    raw,
+    place: (errors) => placed(document, lineCounter, text, errors, true),
+  };
+}
+
+/**
+ * The errors with the line and column of what each is about: errors about a key (unknown,
+ * malformed) point at the key; all others at the offending value, or inside a CEL expression
+ * at the character its message names. After rendering (`rendered`), that character counts in
+ * the rendered expression, which is the file's text only where the file's holds no `{{...}}`.
+ */
+function placed(
+  document: Document,
+  lineCounter: LineCounter,
+  text: string,
+  errors: readonly ErrorDetail[],
+  rendered: boolean,
+): ErrorDetail[] {
+  return errors.map((e) => ({
+    ...e,
+    ...((rendered && holdsReference(document, e.path)
+      ? undefined
+      : expressionPosition(document, lineCounter, text, e.path, e.message)) ??
+      positionOf(document, lineCounter, e.path, /^(unknown field|key `)/.test(e.message))),
+  }));
+}
+
+/** Whether the file's value at a dotted path is a string with a `{{...}}` reference. */
+function holdsReference(document: Document, path: string): boolean {
+  const { steps, complete } = stepsAlong(document, path);
+  const node = complete ? steps.at(-1)?.value : undefined;
+  return isScalar(node) && typeof node.value === 'string' && TEMPLATE_PATTERN.test(node.value);
 }
 
 function decode(input: string | Uint8Array): string | { ok: false; errors: ErrorDetail[] } {

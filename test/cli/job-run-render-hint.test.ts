@@ -36,10 +36,10 @@ describe('sluice job run: the --context hint', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`${file} does not render`);
     expect(r.stderr).toContain(
-      '  input.http-poll.url: missing context key `url` (pass it with --context url=VALUE)',
+      `${file}:4:10: input.http-poll.url: missing context key \`url\` (pass it with --context url=VALUE)`,
     );
     expect(r.stderr).toContain(
-      '  input.http-poll.timeout: missing context key `timeout` (pass it with --context timeout=VALUE)',
+      `${file}:5:14: input.http-poll.timeout: missing context key \`timeout\` (pass it with --context timeout=VALUE)`,
     );
   });
 
@@ -47,7 +47,7 @@ describe('sluice job run: the --context hint', () => {
     const r = await run('url=not-a-url', 'timeout=5s');
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`${file} does not render`);
-    expect(r.stderr).toContain('  input.http-poll.url: must be an http:// or https:// URL\n');
+    expect(r.stderr).toContain(`${file}:4:10: input.http-poll.url: must be an http:// or https:// URL\n`);
     expect(r.stderr).not.toContain('--context KEY=VALUE');
   });
 });

@@ -673,10 +673,10 @@ describe.concurrent('sluice job run: retry (gcs, fault injection)', { timeout: T
     }
   });
 
-  it('a bucket that does not exist: one job-errors report with the 404, a failed end, exit 1', async () => {
+  it('a bucket that does not exist: one job-errors report with the 404, a failed end, exit 4 (not found)', async () => {
     const file = jobFile(unique('no-bucket'), 'object-names: []', `missing-${Date.now()}`);
     const r = await sluice(file);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(4);
     expect(r.errors).toEqual([expect.objectContaining({ status: 404, transient: false })]);
     expect(r.ended).toEqual([expect.objectContaining({ failed: true, listed: 0 })]);
   });

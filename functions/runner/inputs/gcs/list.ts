@@ -7,7 +7,7 @@
  *   for await (const page of listObjects(bucket, [{ prefix: 'logs/' }], policy)) handle(page);
  */
 import type { Bucket } from '@google-cloud/storage';
-import { type RetryPolicy, withRetry } from './retry.ts';
+import { httpStatus, type RetryPolicy, withRetry } from './retry.ts';
 
 export interface ObjectMeta {
   bucket: string;
@@ -57,13 +57,29 @@ export async function* listObjects(
         ...(pageToken ? { pageToken } : {}),
       };
       // With `fields` set, the client hands back the items as plain resources, not `File`s.
-      const [items, next] = (await withRetry(() => bucket.getFiles(request), policy)) as unknown as [
-        Record<string, unknown>[],
-        { pageToken?: string } | null,
-      ];
+      const [items, next] = (await withRetry(() => bucket.getFiles(request), policy).catch((err) => {
+        throw httpStatus(err) === 404 ? new BucketNotFoundError(bucket.name, err) : err;
+      })) as unknown as [Record<string, unknown>[], { pageToken?: string } | null];
       pageToken = next?.pageToken ?? undefined;
       yield items.map((item) => toMeta(bucket.name, item));
     } while (pageToken);
+  }
+}
+
+/**
+ * A listing answered 404: the bucket does not exist (a listing has no other 404). It keeps
+ * the answer's status (`code`) and message, so the run reports it as any failed request;
+ * `sluice job run` exits 4 (not found) on it.
+ */
+export class BucketNotFoundError extends Error {
+  override name = 'BucketNotFoundError';
+  readonly code = 404;
+
+  constructor(
+    readonly bucket: string,
+    cause: unknown,
+  ) {
+    super(String((cause as Error | undefined)?.message ?? cause), { cause });
   }
 }
 

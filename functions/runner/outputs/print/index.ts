@@ -61,7 +61,10 @@ export function createPrintOutput(stream: Writable): Output {
 }
 
 function closed(cause: Error | undefined): Error {
-  return Object.assign(new Error(`the print output is closed${cause ? `: ${cause.message}` : ''}`), {
+  const message = cause
+    ? `could not write the print output (standard output): ${cause.message}`
+    : 'the print output is closed';
+  return Object.assign(new Error(message), {
     code: (cause as NodeJS.ErrnoException | undefined)?.code ?? 'ERR_STREAM_DESTROYED',
   });
 }
