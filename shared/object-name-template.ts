@@ -5,6 +5,9 @@
  * were read from, for `gcs` → `gcs`: a re-run then writes the same names, overwriting
  * instead of duplicating). `{{...}}` context references are rendered before this.
  *
+ * Two uses of `{source}` defeat it and are refused (sourceNameProblem, sourceInputProblem):
+ * time tokens filled from the clock, and an input that reads no objects.
+ *
  * @example
  *   renderObjectName('logs/%Y/%m/%d/app-{part}.ndjson.gz', { time: new Date(), part: '00001' });
  */
@@ -42,9 +45,45 @@ export function namesFollowSource(template: string): boolean {
   return [...template.matchAll(PLACEHOLDER)].some((m) => m[1] === 'source');
 }
 
+/** The distinct time tokens of the template, in order (`%%` is a percent sign, not one). */
+export function timeTokens(template: string): string[] {
+  const tokens = [...template.matchAll(TIME_TOKEN)]
+    .map((m) => m[1]!)
+    .filter((l) => TIME_LETTERS.includes(l) && l !== '%');
+  return [...new Set(tokens)].map((letter) => `%${letter}`);
+}
+
 /** True when the template has time tokens (names then depend on the time). */
 export function hasTimeTokens(template: string): boolean {
-  return [...template.matchAll(TIME_TOKEN)].some((m) => m[1] !== '%');
+  return timeTokens(template).length > 0;
+}
+
+/**
+ * Why names after the source would not repeat on a re-run, or undefined. The output fills
+ * the time tokens from `time-field` of each part's first event when the field is set, else
+ * from the clock when the part is started (functions/runner/outputs/gcs): with `{source}`
+ * and no `time-field`, a re-run of the same source object writes it under new names, beside
+ * the old ones. `timeField`: whether the output has one.
+ */
+export function sourceNameProblem(template: string, timeField: boolean): string | undefined {
+  if (timeField || !namesFollowSource(template)) return undefined;
+  const tokens = timeTokens(template);
+  if (tokens.length === 0) return undefined;
+  return `{source} names let a re-run overwrite the objects written before, but ${tokens.join(' ')} ${tokens.length === 1 ? 'takes' : 'take'} the time each part is started (there is no time-field), so a re-run writes new names beside the old ones: set time-field so the time comes from the events, or drop the time tokens`;
+}
+
+/**
+ * Why `{source}` / `{generation}` cannot be filled with this job's input, or undefined:
+ * only the `gcs` input reads objects; with another the runner writes `unknown` and `0` there.
+ */
+export function sourceInputProblem(template: string, inputKind: string): string | undefined {
+  if (inputKind === 'gcs') return undefined;
+  const names = new Set([...template.matchAll(PLACEHOLDER)].map((m) => m[1]!));
+  const used = (['source', 'generation'] as const).filter((n) => names.has(n));
+  if (used.length === 0) return undefined;
+  const listed = used.map((n) => `{${n}}`).join(' and ');
+  const written = used.map((n) => `${n === 'source' ? 'unknown' : '0'} for {${n}}`).join(' and ');
+  return `${listed} name${used.length === 1 ? 's' : ''} each object after the object its events were read from, and the ${inputKind} input reads no objects (names would get ${written}): drop ${listed} ({part} alone keeps names apart), or read with a gcs input`;
 }
 
 export function renderObjectName(template: string, values: ObjectNameValues): string {

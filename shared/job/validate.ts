@@ -10,9 +10,10 @@
 import type { z } from 'zod';
 import { PROTOTYPE_NAME_MESSAGE } from '../auth/names.ts';
 import { type ErrorDetail, formatPath } from '../errors.ts';
+import { sourceInputProblem } from '../object-name-template.ts';
 import { withRegexBudget } from '../regex.ts';
 import { describeValue, type Level, TEMPLATE_PATTERN, unknownKeyMessages } from './fields.ts';
-import { type JobDefinition, jobSchema } from './schema.ts';
+import { INPUT_KIND_NAMES, type JobDefinition, jobSchema } from './schema.ts';
 
 /**
  * Steps all of one job's new patterns may expand to (regex.ts): about 30 MB and 0.1-0.2 s
@@ -29,8 +30,35 @@ export function validateJob(value: unknown, options: { level: Level }): Validati
   const result = withRegexBudget(JOB_REGEX_BUDGET, () =>
     jobSchema(options.level).safeParse(value, { reportInput: true }),
   );
-  if (result.success) return { ok: true, job: result.data as JobDefinition };
-  return { ok: false, errors: issuesToJobErrors(result.error.issues) };
+  const crossed = crossSectionProblems(value);
+  if (result.success && crossed.length === 0) return { ok: true, job: result.data as JobDefinition };
+  return {
+    ok: false,
+    errors: dedupe([...(result.success ? [] : issuesToJobErrors(result.error.issues)), ...crossed]),
+  };
+}
+
+/**
+ * Rules that tie one section of a job to another, which a component's schema cannot check
+ * (it sees its own section only). Read from the value as given, so they are reported along
+ * with the schema's errors; a part of the wrong shape or kind is left to the schema. At the
+ * saved levels they see the text as written, and renderJob runs them again on the rendered one.
+ */
+function crossSectionProblems(value: unknown): ErrorDetail[] {
+  const input = member(value, 'input');
+  const template = member(member(member(value, 'output'), 'gcs'), 'object-name');
+  if (typeof template !== 'string' || input === null || typeof input !== 'object') return [];
+  const kinds = Object.keys(input);
+  if (kinds.length !== 1 || !(INPUT_KIND_NAMES as string[]).includes(kinds[0]!)) return [];
+  // {source} and {generation} name what the gcs input read; another input reads no objects.
+  const problem = sourceInputProblem(template, kinds[0]!);
+  return problem ? [{ path: 'output.gcs.object-name', message: problem }] : [];
+}
+
+function member(value: unknown, key: string): unknown {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)[key]
+    : undefined;
 }
 
 /** Flattens unions to the branch the user evidently meant and words each issue for people. */

@@ -4,7 +4,7 @@
  * its validation, types, defaults, JSON Schema and reference page.
  */
 import { z } from 'zod';
-import { objectNameProblem } from '../../object-name-template.ts';
+import { objectNameProblem, sourceNameProblem } from '../../object-name-template.ts';
 import { googleCredentialsSchema } from '../credentials.ts';
 import type { Fields } from '../fields.ts';
 import { BUCKET_NAME } from '../inputs/gcs.ts';
@@ -35,7 +35,7 @@ export function gcsOutputSchema(f: Fields) {
               const problem = objectNameProblem(template);
               if (problem) ctx.addIssue({ code: 'custom', message: problem });
             }),
-          'Name of each object written: time tokens %Y %m %d %H %M %S %j (UTC; from `time-field` of the first event, else the time the object was started), {part} (required), {source} and {generation} (the object the events were read from, with a gcs input: a re-run then overwrites the same objects instead of writing duplicates). E.g. logs/%Y/%m/%d/{{job}}-{part}.ndjson.gz.',
+          'Name of each object written: time tokens %Y %m %d %H %M %S %j (UTC; from `time-field` of the first event, else the time the object was started), {part} (required), {source} and {generation} (the object the events were read from, with a gcs input: a re-run then overwrites the same objects instead of writing duplicates; refused with another input, and with time tokens unless time-field is set, since clock times give a re-run new names). E.g. logs/%Y/%m/%d/{{job}}-{part}.ndjson.gz.',
         ),
         format: f
           .enumOf(
@@ -63,5 +63,13 @@ export function gcsOutputSchema(f: Fields) {
       },
       'output.gcs',
     )
+    .superRefine((value, ctx) => {
+      // On the text as written (saved levels: a {{...}} reference may hide more, found when
+      // the job is rendered, which validates the rendered text again).
+      const template = value['object-name'];
+      if (typeof template !== 'string') return;
+      const problem = sourceNameProblem(template, value['time-field'] !== undefined);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['object-name'], message: problem });
+    })
     .describe('Writes events as objects in a Cloud Storage bucket, in batches.');
 }
