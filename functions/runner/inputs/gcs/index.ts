@@ -18,6 +18,7 @@ import type { GcsInput } from '../../../../shared/job/index.ts';
 import { readRowGroups } from '../../cores/parquet-groups.ts';
 import { type ReadPool, sharedReadPool } from '../../cores/read-pool.ts';
 import { type ActionReport, anyCoreRead, type ReadTask } from '../../cores/read-task.ts';
+import { excerpt } from '../../excerpt.ts';
 import {
   type DeliveryUnit,
   type Input,
@@ -703,7 +704,7 @@ function failureDetail(err: unknown): Record<string, unknown> {
 function describeFailure(err: unknown): string {
   const e = err as { code?: unknown; message?: unknown };
   const code = e?.code !== undefined ? `${e.code}: ` : '';
-  return `${code}${String(e?.message ?? err)}`.slice(0, 500);
+  return excerpt(`${code}${String(e?.message ?? err)}`, 500);
 }
 
 /** Runs at most `size` tasks at once; `run` waits for a free slot, so the caller is throttled. */
