@@ -15,8 +15,10 @@ import {
 } from '../../shared/api/jobs.ts';
 import { PageQuery } from '../../shared/api/page-query.ts';
 import { WorkerId } from '../../shared/auth/name-schemas.ts';
+import { allows } from '../../shared/auth/roles.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { outputKindOf } from '../../shared/events/output-metrics.ts';
+import { deploymentForViewer } from '../../shared/events/visibility.ts';
 import { parseJobYaml } from '../../shared/job/parse.ts';
 import { JobName } from '../../shared/job/schema.ts';
 import { validateJob } from '../../shared/job/validate.ts';
@@ -109,8 +111,9 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
       const page = await listJobs(deps, tenant, pageRequest(c.req.valid('query')));
       setNextPage(c, page.next);
       const kinds = await outputKinds(deps, tenant, page.items);
+      const whole = allows(c.get('principal').roles, 'operator');
       return c.json(
-        page.items.map((job, i) => summary(job, kinds[i] ?? null)),
+        page.items.map((job, i) => summary(job, kinds[i] ?? null, whole)),
         200,
       );
     },
@@ -140,7 +143,8 @@ export function jobsFamily(deps: AppDeps): RouteFamily {
         });
       }
       const definition = definitionOf(record);
-      return c.json({ ...summary(record, outputKindOf(definition) ?? null), definition }, 200);
+      const whole = allows(c.get('principal').roles, 'operator');
+      return c.json({ ...summary(record, outputKindOf(definition) ?? null, whole), definition }, 200);
     },
   );
 
@@ -323,13 +327,15 @@ function deploymentsOf(record: Pick<JobRecord, 'deployments'>): DeploymentViewTy
     .sort((a, b) => a.worker.localeCompare(b.worker));
 }
 
-function summary(record: JobListing, outputKind: string | null) {
+/** `whole`: for an operator; a viewer's deployments have their `error` withheld (visibility.ts). */
+function summary(record: JobListing, outputKind: string | null, whole: boolean) {
+  const deployments = deploymentsOf(record);
   return {
     name: record.name,
     version: record.version,
     state: jobState(record),
     staged_version: record.staged?.version ?? null,
-    deployments: deploymentsOf(record),
+    deployments: whole ? deployments : deployments.map(deploymentForViewer),
     updated_at: record.updated_at,
     output_kind: outputKind,
   };

@@ -1,6 +1,7 @@
 /**
  * Wraps an input that does not report its own runs (the gcs input does) so that each run
- * reports as a gcs run does: `job-run-started`; a failed run's `job-errors` (`reason`);
+ * reports as a gcs run does: `job-run-started`; a failed run's `job-errors` (`reason`, and
+ * `answer` when an upstream's answer was the failure);
  * and `job-run-ended` with its event count, duration (`ms`), `failed` and `aborted`.
  *
  * `job-run-ended` means the run is over and delivered: it comes only once the output has
@@ -11,6 +12,7 @@
  * @example
  *   const input = withRunReports(createHttpPollInput(config));
  */
+import { failurePayload } from './answered-error.ts';
 import { type Input, type JsonLines, markReported, wasReported } from './types.ts';
 
 export function withRunReports(input: Input): Input {
@@ -44,7 +46,7 @@ export function withRunReports(input: Input): Input {
       const failed = thrown !== undefined && !ctx.signal.aborted;
       // An output's failure was reported by the output, as its own.
       if (failed && !wasReported(thrown!.err))
-        ctx.report({ type: 'job-errors', payload: { reason: messageOf(thrown!.err) } });
+        ctx.report({ type: 'job-errors', payload: failurePayload(thrown!.err) });
       ctx.report({
         type: 'job-run-ended',
         payload: { events, ms: Date.now() - started, failed, aborted: ctx.signal.aborted },
@@ -52,8 +54,4 @@ export function withRunReports(input: Input): Input {
       if (thrown) throw failed ? markReported(thrown.err) : thrown.err;
     },
   };
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

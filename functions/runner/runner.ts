@@ -6,7 +6,9 @@
  * @example
  *   await runJob(definition, { worker: 'local', output: createPrintOutput(process.stdout), ...fileStores('.sluice/state'), signal });
  */
+
 import { type JobDefinition, triggerOf } from '../../shared/job/schema.ts';
+import { failurePayload } from './answered-error.ts';
 import { inputFor as componentInput, outputFor } from './components.ts';
 import type { EgressPolicy } from './egress/policy.ts';
 import { bindOutput } from './run-output.ts';
@@ -56,7 +58,7 @@ export async function runJob(definition: JobDefinition, options: RunOptions): Pr
   });
   const output = bindOutput(built, report);
   const reportError = (err: Error) => {
-    if (!wasReported(err)) report({ type: 'job-errors', payload: { reason: err.message } });
+    if (!wasReported(err)) report({ type: 'job-errors', payload: failurePayload(err) });
   };
   try {
     await runOnTrigger(

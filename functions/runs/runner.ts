@@ -290,7 +290,8 @@ export async function handleDeadRunRequest(
     payload: {
       job: request.job,
       error: reason,
-      reason: `the run failed ${attempts} times and was given up: ${reason}`,
+      // Not the error's text: viewers see `reason`, and the error quotes what the job was answered.
+      reason: `the run failed ${attempts} times and was given up`,
       attempts,
     },
   });

@@ -25,6 +25,7 @@ import { triggerOf } from '../../shared/job/schema.ts';
 import { afterTickRun, dueOnTick, nextDueMs, type TickState } from '../../shared/job/tick-schedule.ts';
 import { jobCollection, leasePath, partLeasePath } from '../adapters/firestore-paths.ts';
 import { withActions } from '../runner/actions/with-actions.ts';
+import { failurePayload } from '../runner/answered-error.ts';
 import { type BuiltOutput, inputFor, outputFor } from '../runner/components.ts';
 import type { EgressPolicy } from '../runner/egress/policy.ts';
 import { firestoreFingerprints, firestoreWatermarks } from '../runner/fingerprints/firestore.ts';
@@ -261,7 +262,7 @@ async function runOne(
     });
     return { ...ran, outcome: 'stopped-at-budget' };
   } catch (err) {
-    if (!wasReported(err)) report({ type: 'job-errors', payload: { reason: (err as Error).message } });
+    if (!wasReported(err)) report({ type: 'job-errors', payload: failurePayload(err) });
     return {
       ...base,
       outcome: 'failed',

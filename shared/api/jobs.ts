@@ -14,7 +14,13 @@ export const DeploymentView = z.object({
     .string()
     .optional()
     .describe(
-      'Why the deployment cannot run, as its worker reported it (secret values replaced by their names). Only on a `failed` deployment, and only when its worker gave a reason.',
+      'Why the deployment cannot run, as its worker reported it (secret values replaced by their names). Only on a `failed` deployment, and only when its worker gave a reason; withheld from viewers.',
+    ),
+  withheld: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "For a viewer, the fields withheld (`error`: it quotes what the job read or was answered, as an event's `error` does); operators see them.",
     ),
 });
 

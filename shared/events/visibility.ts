@@ -50,3 +50,19 @@ export function forViewer<E extends { source: string; payload: Record<string, un
   if (withheld.length) payload.withheld = withheld;
   return { ...event, payload };
 }
+
+/**
+ * A job's deployment as a viewer sees it: its `error` is the run's error text, which quotes
+ * what the job read or was answered as an event's `error` does, so it is withheld the same way.
+ *
+ * @example
+ *   deploymentForViewer({ worker: 'w1', state: 'failed', error: 'answered 500: <html>…' });
+ *   // { worker: 'w1', state: 'failed', withheld: ['error'] }
+ */
+export function deploymentForViewer<D extends { error?: string | undefined }>(
+  deployment: D,
+): Omit<D, 'error'> & { withheld?: string[] } {
+  if (deployment.error === undefined) return deployment;
+  const { error: _, ...shown } = deployment;
+  return { ...shown, withheld: ['error'] };
+}

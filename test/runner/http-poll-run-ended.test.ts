@@ -137,7 +137,9 @@ describe('an http-poll run', () => {
     });
     expect(error?.message).toContain('answered 503');
     expect(types).toEqual(['job-run-started', 'job-errors', 'job-run-ended', 'job-metrics']);
-    expect(reports[1]!.payload.reason).toBe(error?.message);
+    // The run's error quotes the answer; the report keeps it apart, in `answer` (viewers do not see it).
+    expect(`${reports[1]!.payload.reason}: ${reports[1]!.payload.answer}`).toBe(error?.message);
+    expect(reports[1]!.payload.reason).toMatch(/\/broken answered 503$/);
     expect(reports[2]!.payload).toMatchObject({ events: 0, failed: true });
   });
 

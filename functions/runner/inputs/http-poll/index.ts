@@ -12,6 +12,7 @@ import { formatByteSize, parseByteSize } from '../../../../shared/byte-size.ts';
 import { parseDuration } from '../../../../shared/duration.ts';
 import { DEFAULT_MAX_RESPONSE_SIZE } from '../../../../shared/job/inputs/http-poll.ts';
 import type { HttpPollInput } from '../../../../shared/job/schema.ts';
+import { AnsweredError } from '../../answered-error.ts';
 import {
   EgressRefusedError,
   type GuardedResponse,
@@ -62,7 +63,10 @@ export function createHttpPollInput(config: HttpPollInput, options: HttpPollOpti
       }
       const text = new TextDecoder().decode(res.body);
       if (!res.ok)
-        throw new Error(`${withoutUrlCredentials(config.url)} answered ${res.status}: ${excerpt(text, 200)}`);
+        throw new AnsweredError(
+          `${withoutUrlCredentials(config.url)} answered ${res.status}`,
+          excerpt(text, 200),
+        );
       // Large answers go out in batches: the output can push back, and Ctrl-C stops between them.
       const events = toEvents(text, config.json);
       for (let i = 0; i < events.length && !ctx.signal.aborted; i += BATCH_SIZE)
