@@ -11,16 +11,16 @@
  */
 
 import { CUT_MARK } from './excerpt.ts';
+import { secretForms } from './secret-forms.ts';
 
 export type Redactor = <T>(value: T) => T;
 
 export function secretRedactor(secrets: Record<string, string>): Redactor {
-  // The raw value and the forms an HTTP client or a JSON body would show it in.
+  // The raw value and the forms an HTTP client, a JSON body or an echo would show it in.
   const needles: [string, string][] = [];
   for (const [ref, value] of Object.entries(secrets)) {
     if (!value) continue;
-    for (const form of new Set([value, encodeURIComponent(value), JSON.stringify(value).slice(1, -1)]))
-      needles.push([form, `[secret ${ref}]`]);
+    for (const form of secretForms(value)) needles.push([form, `[secret ${ref}]`]);
   }
   // Longest first, so a secret containing another one is replaced whole.
   needles.sort((a, b) => b[0].length - a[0].length);

@@ -24,6 +24,7 @@ beforeAll(async () => {
   // An upstream that refuses, echoing what it was sent (as many APIs do in their errors).
   upstream = createServer((req, res) => {
     res.statusCode = 401;
+    if (req.url?.startsWith('/echo')) return res.end(`bad request for ${req.url}`);
     // `/padded`: the header echoed where the 200-character excerpt of an answer cuts it in two.
     if (req.url?.startsWith('/padded'))
       return res.end(`${'.'.repeat(200 - 'Bearer '.length - 20)}${req.headers.authorization}`);
@@ -117,6 +118,34 @@ describe('a secret cut in two by an excerpt', () => {
   }, 60_000);
 });
 
+describe('a secret an upstream echoes as the HTTP client encoded it', () => {
+  it('is hidden in that form too (a space escaped, a slash and a caret not, in a query)', async () => {
+    const odd = 'Hunter2 leak/me^now';
+    expect((await t.request('/api/secrets/api/odd', jsonInit('PUT', { value: odd }, admin))).status).toBe(
+      204,
+    );
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/echo?p=\${secret|api/odd}`;
+    await t.request('/api/jobs/leaky-echo', {
+      method: 'PUT',
+      headers: { ...admin, 'content-type': 'application/yaml' },
+      body: `name: leaky-echo\ninput:\n  http-poll:\n    url: '${url}'\noutput:\n  print: {}\n`,
+    });
+    expect(
+      (await t.request('/api/jobs/leaky-echo/deploy', jsonInit('POST', { workers: ['cloud'] }, admin)))
+        .status,
+    ).toBe(200);
+    await cloudTick(t.deps);
+
+    const events = JSON.stringify(
+      await json(await t.request('/api/events?job=leaky-echo&type=job-errors', { headers: admin })),
+    );
+    // The client sent `?p=Hunter2%20leak/me^now`, which the upstream echoed.
+    expect(events).toContain('bad request for /echo?p=[secret api/odd]');
+    const job = JSON.stringify(await json(await t.request('/api/jobs/leaky-echo', { headers: admin })));
+    expect(`${events}\n${job}\n${t.logs()}`).not.toMatch(/Hunter2/);
+  }, 60_000);
+});
+
 describe('secret values in what a run on the cloud worker leaves', () => {
   it('are replaced by their names in the deployment state and its transitions', async () => {
     expect((await t.request('/api/secrets/api/key', jsonInit('PUT', { value: KEY }, admin))).status).toBe(
@@ -157,6 +186,26 @@ describe('secretRedactor', () => {
       '[secret a/short]': true,
     });
     expect(secretRedactor({})('abc')).toBe('abc');
+  });
+
+  it('hides the forms an echo shows a secret in: each URL part, a form field, lower-case escapes, base64', () => {
+    const value = 'Hunter2 leak/me^now';
+    const redact = secretRedactor({ 'a/odd': value });
+    const shown = [
+      'query ?p=Hunter2%20leak/me^now',
+      'component Hunter2%20leak%2Fme%5Enow',
+      'form p=Hunter2+leak%2Fme%5Enow',
+      'lower Hunter2%20leak%2fme%5enow',
+      `basic ${Buffer.from(`user:${value}`).toString('base64')}`,
+      `basic2 ${Buffer.from(`us:${value}`).toString('base64')}`,
+      `b64 ${Buffer.from(value).toString('base64')}`,
+      `json ${JSON.stringify({ v: value })}`,
+    ];
+    for (const line of shown) {
+      const redacted = redact(line);
+      expect(redacted, line).toContain('[secret a/odd]');
+      expect(redacted, line).not.toMatch(/Hunter2|SHVudGVy|IdW50ZXIy/);
+    }
   });
 
   it('hides the first characters of a secret where a cut text ends (…), four characters or more', () => {
