@@ -85,7 +85,9 @@ function createAuthServices(deps: AppDeps): AuthServices {
   };
 
   async function credentialValid(claims: TokenClaims): Promise<boolean> {
-    const cacheKey = `${claims.cred}|${claims.tenant}|${claims.roles.join(',')}`;
+    // Every claim checkCredential reads: a token claiming more on the same credential
+    // (`sys`, another `sub` or `kind`) must not ride on the genuine one's cached answer.
+    const cacheKey = `${claims.cred}|${JSON.stringify([claims.tenant, claims.roles, claims.sub, claims.kind, claims.sys === true])}`;
     const cached = credentials.get(cacheKey);
     if (cached && Date.now() - cached.at < CREDENTIAL_CACHE_MS) return cached.valid;
     const valid = await checkCredential(await getStore(), claims);
@@ -164,6 +166,8 @@ export async function checkCredential(store: IdentityStore, claims: TokenClaims)
   )
     return false;
   const parts = claims.cred.split(':');
+  // A token's kind is its credential's: a key or a worker is never a user, nor one another.
+  if (claims.kind !== (parts[0] === 'session' ? 'user' : parts[0])) return false;
   if (parts[0] === 'user' && parts.length === 3) {
     const user = await store.getUser(parts[1]!);
     return !!user && parts[1] === claims.sub && userStamp(user) === parts[2] && actsAsUser(user, claims);
@@ -174,13 +178,18 @@ export async function checkCredential(store: IdentityStore, claims: TokenClaims)
       !!key &&
       (!key.expires_at || Date.parse(key.expires_at) > Date.now()) &&
       parts[1] === claims.tenant &&
+      parts[2] === claims.sub &&
       key.role === claims.roles[0]
     );
   }
   if (parts[0] === 'worker' && parts.length === 4) {
     const worker = (await store.worker(parts[1]!, parts[2]!).get()).data() as WorkerRecord | undefined;
     return (
-      !!worker && workerStamp(worker) === parts[3] && parts[1] === claims.tenant && parts[2] === claims.sub
+      !!worker &&
+      workerStamp(worker) === parts[3] &&
+      parts[1] === claims.tenant &&
+      parts[2] === claims.sub &&
+      claims.roles[0] === 'worker'
     );
   }
   if (parts[0] === 'session' && parts.length === 4) {
