@@ -74,6 +74,15 @@ function renderTable(rows: Record<string, unknown>[], columns: string[]): string
 
 function cell(value: unknown): string {
   if (value === undefined || value === null) return '';
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') return visible(value);
   return JSON.stringify(value);
+}
+
+/**
+ * A string as text a terminal shows and does not obey: names and labels come from other
+ * people (an API key's name, a worker's label), and an escape sequence in one would retitle
+ * the window, recolour or rewrite the screen. Control characters are written as `\xNN`.
+ */
+function visible(text: string): string {
+  return text.replace(/\p{Cc}/gu, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
