@@ -67,5 +67,6 @@ resource "google_compute_backend_bucket" "web" {
     "X-Content-Type-Options: nosniff",
     "Referrer-Policy: no-referrer",
     "X-Frame-Options: DENY",
+    "Strict-Transport-Security: max-age=31536000; includeSubDomains",
   ]
 }

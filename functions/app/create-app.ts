@@ -1,6 +1,6 @@
 /**
  * Assembles route families into one Hono app with the shared edge: request ids
- * and logs, body rules, the contract's error body, and the OpenAPI document.
+ * and logs, security headers, body rules, the contract's error body, and the OpenAPI document.
  * The local stack mounts every family; a Cloud Function entry point mounts one.
  *
  * @example
@@ -11,6 +11,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps } from './deps.ts';
 import type { AppEnv } from './env.ts';
 import { onError, onNotFound } from './errors.ts';
+import { apiHeaders } from './middleware/api-headers.ts';
 import { limitBodySize, requireBodyMediaType } from './middleware/body-rules.ts';
 import { requestContext } from './middleware/request-context.ts';
 import type { RouteFamily } from './router.ts';
@@ -29,6 +30,7 @@ export function createApp(deps: AppDeps, factories: FamilyFactory[]): OpenAPIHon
   const families = factories.map((factory) => factory(deps));
   const app = new OpenAPIHono<AppEnv>();
   app.use('*', requestContext(deps.logger));
+  app.use('/api/*', apiHeaders());
   app.use('/api/*', limitBodySize());
   app.use('/api/*', requireBodyMediaType(families.flatMap((f) => f.bodyMediaTypes ?? [])));
   for (const family of families) app.route('/api', family.routes);
