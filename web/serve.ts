@@ -29,6 +29,8 @@ export const SECURITY_HEADERS: Record<string, string> = {
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
+  // Browsers ignore it over HTTP and for IP addresses (the local stack); behind a name, HTTPS only.
+  'strict-transport-security': 'max-age=31536000; includeSubDomains',
 };
 
 export async function webUi(assets?: Map<string, WebAsset>): Promise<Hono> {

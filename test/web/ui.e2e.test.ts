@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type APIRequestContext, request } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildEvent, eventsCollection, storedEvent } from '../../functions/events/event-log.ts';
+import { buildEvent, eventIdTime, eventsCollection, storedEvent } from '../../functions/events/event-log.ts';
 import { type Stack, startStack } from '../../local/stack.ts';
 import { testProjectId } from '../helpers/app.ts';
 import { launchChromium, type TestBrowser, type WatchedPage } from './browser.ts';
@@ -397,12 +397,16 @@ describe('the web UI', () => {
     const { Firestore } = await import('@google-cloud/firestore');
     const db = new Firestore({ projectId: PROJECT });
     const now = Date.now();
-    const busy = Array.from({ length: 6000 }, (_, i) =>
-      buildEvent(
+    // Each with the id of its own time, as a worker writing through the day gives them (buildEvent
+    // never goes back in time within a process, and this one runs the stack: its ids say now).
+    const busy = Array.from({ length: 6000 }, (_, i) => {
+      const time = new Date(now - 12 * 3_600_000 + i * 7_000);
+      const event = buildEvent(
         { type: 'user-generated', source: 'server', job: 'busy-log', payload: { n: i } },
-        new Date(now - 12 * 3_600_000 + i * 7_000),
-      ),
-    );
+        time,
+      );
+      return { ...event, id: `${eventIdTime(time)}-0000${i.toString(16).padStart(8, '0')}` };
+    });
     for (let i = 0; i < busy.length; i += 500) {
       const batch = db.batch();
       for (const event of busy.slice(i, i + 500))

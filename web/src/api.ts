@@ -1,13 +1,15 @@
 /**
  * The browser's API client: same-origin requests authenticated by the session cookie,
  * with the CSRF cookie's value in `X-CSRF-Token` on every state-changing request.
- * Errors become `ApiFailure` carrying the contract's error body (`code`, `details`).
+ * Errors become `ApiFailure` carrying the contract's error body (`code`, `details`); a 429
+ * says when to try again, from its `Retry-After`.
  *
  * @example
  *   const global = await api.get<ContextMap>('/api/contexts/global');
  *   await api.post('/api/contexts/update-global', { region: 'eu' });
  */
 import { NEXT_PAGE_HEADER } from '../../shared/api/paging.ts';
+import { retryAfterSeconds, withRetryTime } from './lib/retry-after.ts';
 
 export interface ErrorDetail {
   path: string;
@@ -22,6 +24,8 @@ export class ApiFailure extends Error {
     readonly code: string,
     message: string,
     readonly details: ErrorDetail[] = [],
+    /** Seconds until a refused request may be tried again (`Retry-After` of a 429). */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
@@ -97,11 +101,15 @@ async function failure(res: Response, path: string): Promise<ApiFailure> {
     // Not the contract's body (a proxy error page, say): keep the status.
   }
   if (res.status === 401 && path !== '/api/auth/login') window.dispatchEvent(new Event(SIGNED_OUT_EVENT));
+  const message = error.message ?? `${res.status} ${res.statusText}`;
+  // A 429 (too many failed sign-ins) says when, not just "later".
+  const retryAfter = res.status === 429 ? retryAfterSeconds(res.headers.get('retry-after')) : undefined;
   return new ApiFailure(
     res.status,
     error.code ?? 'http_error',
-    error.message ?? `${res.status} ${res.statusText}`,
+    retryAfter === undefined ? message : withRetryTime(message, retryAfter),
     error.details ?? [],
+    retryAfter,
   );
 }
 

@@ -1,10 +1,13 @@
 /**
  * The app shell: checks the session (`GET /api/auth/me`), shows the sign-in page when
- * there is none, and otherwise the navigation and the page the address names. The API
- * reference needs no session. Focus moves to the page heading after navigation.
+ * there is none (saying so when a session ended), and otherwise the navigation and the
+ * page the address names, for the signed-in user's roles. The API reference needs no
+ * session. Focus moves to the page heading after navigation.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, api, mayHaveSession, SIGNED_OUT_EVENT } from './api.ts';
+import { IdentityContext } from './lib/identity.ts';
+import { can, homePath } from './lib/roles.ts';
 import type { Identity } from './lib/types.ts';
 import { ApiDocsPage } from './pages/api-docs.tsx';
 import { ContextPage } from './pages/context.tsx';
@@ -18,12 +21,14 @@ import { Link, navigate, useLocation } from './router.tsx';
 import { matchPage, type PageMatch } from './routes.ts';
 
 const NAV = [
-  { href: '/context', label: 'Context', pages: ['context'] },
+  { href: '/context', label: 'Context', pages: ['context'], admin: true },
   { href: '/workers', label: 'Workers', pages: ['workers', 'worker'] },
   { href: '/jobs', label: 'Jobs', pages: ['jobs', 'job'] },
   { href: '/events', label: 'Events', pages: ['events'] },
   { href: '/api/docs', label: 'API docs', pages: ['docs'] },
 ];
+
+export const SESSION_ENDED = 'Your session ended; sign in again.';
 
 export function App() {
   const url = useLocation();
@@ -31,28 +36,50 @@ export function App() {
   // undefined: still asking; null: signed out.
   const [me, setMe] = useState<Identity | null | undefined>(undefined);
   const [sessionError, setSessionError] = useState<string | undefined>();
+  // The API stopped accepting a session this browser had (not a first visit, not a sign-out).
+  const [ended, setEnded] = useState(false);
+  // `me` as of now, for the sign-out listener (state would be as of its render).
+  const current = useRef<Identity | null | undefined>(undefined);
+  const setIdentity = (value: Identity | null) => {
+    current.current = value;
+    setMe(value);
+  };
 
   const check = async () => {
     if (!mayHaveSession()) {
-      setMe(null);
+      setIdentity(null);
       return;
     }
     try {
-      setMe(await api.get<Identity>('/api/auth/me'));
+      setIdentity(await api.get<Identity>('/api/auth/me'));
     } catch (err) {
-      if (err instanceof ApiFailure && err.status === 401) setMe(null);
+      if (err instanceof ApiFailure && err.status === 401) setIdentity(null);
       else setSessionError((err as Error).message);
     }
   };
   useEffect(() => {
     void check();
-    const signedOut = () => setMe(null);
+    // A 401: the session cookie expired or the session was ended on the server. Only a
+    // session we had (or were checking, with its CSRF cookie present) "ended"; answers
+    // that arrive after a sign-out do not count.
+    const signedOut = () => {
+      if (current.current !== null) setEnded(true);
+      setIdentity(null);
+    };
     window.addEventListener(SIGNED_OUT_EVENT, signedOut);
     return () => window.removeEventListener(SIGNED_OUT_EVENT, signedOut);
   }, []);
+  const home = homePath(me);
+  // Signed in on /login, or on `/` (the Context workspace, which needs admin) without admin:
+  // off to the user's home page.
+  const redirect =
+    me &&
+    (match?.page === 'login' || (match?.page === 'context' && isRoot(url.pathname) && !can(me, 'admin')))
+      ? home
+      : undefined;
   useEffect(() => {
-    if (match?.page === 'login' && me) navigate('/context', { replace: true });
-  }, [match?.page, me]);
+    if (redirect) navigate(redirect, { replace: true });
+  }, [redirect]);
 
   if (sessionError) return <p role="alert">Cannot reach the Sluice API: {sessionError}</p>;
   if (match?.page !== 'docs') {
@@ -60,24 +87,45 @@ export function App() {
     if (me === null)
       return (
         <LoginPage
+          notice={ended ? SESSION_ENDED : undefined}
           onSignedIn={() => {
-            if (match?.page === 'login') navigate('/context', { replace: true });
+            setEnded(false);
             void check();
           }}
         />
       );
   }
   return (
-    <Layout me={me ?? null} match={match} onSignedOut={() => setMe(null)}>
-      <PageView match={match} query={url.searchParams} />
-    </Layout>
+    <IdentityContext.Provider value={me ?? null}>
+      <Layout
+        me={me ?? null}
+        match={match}
+        onSignedOut={() => {
+          setEnded(false);
+          setIdentity(null);
+        }}
+      >
+        {redirect ? null : <PageView match={match} query={url.searchParams} home={home} />}
+      </Layout>
+    </IdentityContext.Provider>
   );
 }
 
-function PageView({ match, query }: { match: PageMatch | undefined; query: URLSearchParams }) {
+function isRoot(pathname: string): boolean {
+  return pathname.replace(/\/+$/, '') === '';
+}
+
+function PageView({
+  match,
+  query,
+  home,
+}: {
+  match: PageMatch | undefined;
+  query: URLSearchParams;
+  home: string;
+}) {
   switch (match?.page) {
     case 'context':
-    case 'login':
       return <ContextPage />;
     case 'workers':
       return <WorkersPage />;
@@ -96,7 +144,8 @@ function PageView({ match, query }: { match: PageMatch | undefined; query: URLSe
         <>
           <h1>Not found</h1>
           <p>
-            There is no page here. <Link href="/context">Go to the Context workspace</Link>.
+            There is no page here.{' '}
+            <Link href={home}>{home === '/context' ? 'Go to the Context workspace' : 'Go to Jobs'}</Link>.
           </p>
         </>
       );
@@ -134,18 +183,19 @@ function Layout({
       onSignedOut();
     }
   };
+  const nav = NAV.filter((n) => !n.admin || can(me, 'admin') || !me);
   return (
     <>
       <a class="skip" href="#main">
         Skip to content
       </a>
       <header class="top">
-        <Link href="/context" class="brand">
+        <Link href={homePath(me)} class="brand">
           Sluice
         </Link>
         <nav aria-label="Main">
           <ul>
-            {NAV.map((n) => (
+            {nav.map((n) => (
               <li key={n.href}>
                 <Link href={n.href} aria-current={match && n.pages.includes(match.page) ? 'page' : undefined}>
                   {n.label}

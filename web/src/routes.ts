@@ -4,6 +4,7 @@
  *
  * @example
  *   matchPage('/jobs/status') // { page: 'job', param: 'status' }
+ *   matchPage('/jobs/%E0%A4%A') // undefined (a malformed escape: Not found)
  */
 export type Page = 'context' | 'workers' | 'worker' | 'jobs' | 'job' | 'events' | 'docs' | 'login';
 
@@ -34,6 +35,16 @@ export function matchPage(pathname: string): PageMatch | undefined {
   if (path === '/login') return { page: 'login' };
   if (path === '/api/docs') return { page: 'docs' };
   const one = /^\/(workers|jobs)\/([^/]+)$/.exec(path);
-  if (one) return { page: one[1] === 'workers' ? 'worker' : 'job', param: decodeURIComponent(one[2]!) };
-  return undefined;
+  if (!one) return undefined;
+  const param = decodeSegment(one[2]!);
+  // A malformed escape (`/jobs/%E0%A4%A`) names no worker or job: the Not found page.
+  return param === undefined ? undefined : { page: one[1] === 'workers' ? 'worker' : 'job', param };
+}
+
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
 }

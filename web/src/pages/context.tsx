@@ -1,15 +1,30 @@
 /**
  * The Context workspace: the global defaults as a table of typed values (add, edit,
  * delete), export to a JSON file, and import from one with a preview of what changes.
+ * All of it needs the admin role; anyone else is told so (and nothing is asked of the API).
  */
 import { useState } from 'preact/hooks';
 import { api, type ContextMap } from '../api.ts';
 import { ContextEditor } from '../components/context-editor.tsx';
 import { ExportContext } from '../components/export-context.tsx';
 import { ImportContext } from '../components/import-context.tsx';
+import { NeedsRole } from '../components/needs-role.tsx';
+import { useCan } from '../lib/identity.ts';
+import { Link } from '../router.tsx';
 
 export function ContextPage() {
   const [version, setVersion] = useState(0);
+  const admin = useCan('admin');
+  if (!admin)
+    return (
+      <>
+        <h1>Context workspace</h1>
+        <NeedsRole needs="admin">The context workspace (reading and changing the global context)</NeedsRole>
+        <p>
+          <Link href="/jobs">Go to Jobs</Link>.
+        </p>
+      </>
+    );
   return (
     <>
       <h1>Context workspace</h1>

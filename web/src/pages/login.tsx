@@ -1,9 +1,12 @@
-/** Sign-in: username, password and optional tenant; starts a cookie session (POST /api/auth/login). */
+/**
+ * Sign-in: username, password and optional tenant; starts a cookie session (POST /api/auth/login).
+ * `notice` says why the page is shown (a session that ended); a 429 says when to try again.
+ */
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { ErrorMessage } from '../components/error-message.tsx';
 
-export function LoginPage({ onSignedIn }: { onSignedIn: () => void }) {
+export function LoginPage({ onSignedIn, notice }: { onSignedIn: () => void; notice?: string | undefined }) {
   const [error, setError] = useState<Error | undefined>();
   const [busy, setBusy] = useState(false);
   const submit = async (e: Event) => {
@@ -28,6 +31,11 @@ export function LoginPage({ onSignedIn }: { onSignedIn: () => void }) {
   return (
     <main id="main" class="login">
       <h1>Sign in to Sluice</h1>
+      {notice && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
       <form onSubmit={submit}>
         <div class="field">
           <label for="username">Username</label>
