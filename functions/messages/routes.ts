@@ -9,13 +9,14 @@ import type { AppDeps } from '../app/deps.ts';
 import { BEARER, body, errors, json } from '../app/openapi-common.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
+import { EventPayload } from './payload.ts';
 import { sendMessage } from './send.ts';
 
 const Message = z
   .strictObject({
     type: z.enum(['user-generated', 'user-alert', 'user-notification']).default('user-generated'),
     tags: z.array(z.string().min(1).max(128)).max(32).default([]),
-    payload: z.record(z.string(), z.unknown()).default({}),
+    payload: EventPayload.default({}),
     job: z.string().max(128).optional(),
     worker: WorkerId.optional().openapi({
       description: 'Deliver to this worker only (default: every worker)',

@@ -7,6 +7,7 @@ import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { buildEvent, eventsCollection, storedEvent } from '../events/event-log.ts';
 import { deliver, enqueueMessage } from '../messaging/outbox.ts';
+import { unstorable } from './payload.ts';
 
 export interface UserMessage {
   type: 'user-generated' | 'user-alert' | 'user-notification';
@@ -27,10 +28,14 @@ export async function sendMessage(deps: AppDeps, tenant: string, message: UserMe
     ...(message.job ? { job: message.job } : {}),
     ...(message.worker ? { worker: message.worker } : {}),
   });
-  const queued = await db.runTransaction(async (tx) => {
-    tx.set(eventsCollection(db, tenant).doc(event.id), storedEvent(event));
-    return enqueueMessage(tx, db, { tenant, ...(message.worker ? { worker: message.worker } : {}) }, event);
-  });
+  const queued = await db
+    .runTransaction(async (tx) => {
+      tx.set(eventsCollection(db, tenant).doc(event.id), storedEvent(event));
+      return enqueueMessage(tx, db, { tenant, ...(message.worker ? { worker: message.worker } : {}) }, event);
+    })
+    .catch((err: unknown) => {
+      throw unstorable(err, 'this message');
+    });
   await deliver(deps, queued.id, queued.entry);
   return event;
 }

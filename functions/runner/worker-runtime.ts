@@ -245,9 +245,15 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
           })
         ).values
       : {};
+    // Only this job's variables: the control plane gives a worker only what its jobs reference.
     const variables = refs.variables.length
-      ? (await (await options.api()).get<{ variables: Record<string, string> }>('/api/worker/variables'))
-          .variables
+      ? (
+          await (
+            await options.api()
+          ).get<{ variables: Record<string, string> }>('/api/worker/variables', {
+            query: { job: name },
+          })
+        ).variables
       : {};
     const result = resolveRuntimeRefs(definition, { secrets, variables });
     return result.ok

@@ -122,17 +122,32 @@ export function registerWorkerMessages(routes: OpenAPIHono<AppEnv>, deps: AppDep
       summary: 'Acknowledge handled messages',
       security: BEARER,
       request: body(z.strictObject({ ack_ids: z.array(z.string().min(1).max(1000)).min(1).max(1000) })),
-      responses: { 204: noContent('Acknowledged'), ...errors(400, 401, 403) },
+      responses: { 204: noContent('Acknowledged'), ...errors(400, 401, 403, 404) },
     }),
     async (c) => {
       const { ack_ids } = c.req.valid('json');
       const { tenant, subject: worker } = c.get('principal');
-      await (await subscriber()).acknowledge({
-        subscription: subscriptionPath(tenant, worker),
-        ackIds: ack_ids,
-      });
+      try {
+        await (await subscriber()).acknowledge({
+          subscription: subscriptionPath(tenant, worker),
+          ackIds: ack_ids,
+        });
+      } catch (err) {
+        // Pub/Sub refuses the whole request (INVALID_ARGUMENT) when an id is malformed or
+        // belongs to another subscription: a client's mistake, not the server's.
+        if ((err as { code?: number }).code === 3) throw unknownAckIds();
+        if ((err as { code?: number }).code === 5)
+          throw ApiError.notFound('this worker has no message subscription; recreate or re-enroll it');
+        throw err;
+      }
       return c.body(null, 204);
     },
   );
   return pullMessages;
+}
+
+function unknownAckIds(): ApiError {
+  const message =
+    'an ack id is malformed or not one of this worker’s messages (ack ids come from GET /api/worker/messages)';
+  return ApiError.invalid(`invalid request body: ${message}`, [{ path: 'ack_ids', message }]);
 }

@@ -19,6 +19,7 @@ import type { AppEnv } from '../app/env.ts';
 import { BEARER, body, errors, json, noContent } from '../app/openapi-common.ts';
 import { buildEvent, eventsCollection, storedEvent } from '../events/event-log.ts';
 import { type JobRecord, jobsCollection } from '../jobs/store.ts';
+import { EventPayload, unstorable } from '../messages/payload.ts';
 import { firestoreFingerprints } from '../runner/fingerprints/firestore.ts';
 import { readTelemetryQuota, telemetryQuotaRef } from './telemetry-quota.ts';
 
@@ -26,7 +27,7 @@ const WorkerEvent = z.strictObject({
   type: z.enum(EVENT_TYPES as unknown as [EventType, ...EventType[]]),
   job: JobName.optional(),
   tags: z.array(z.string().max(128)).max(32).optional(),
-  payload: z.record(z.string(), z.unknown()).default({}),
+  payload: EventPayload.default({}),
 });
 /** Own properties only: `deployments['toString']` is a function, not a deployment. */
 function deployedHere(record: JobRecord | undefined, worker: string): boolean {
@@ -66,30 +67,34 @@ export function registerWorkerTelemetry(routes: OpenAPIHono<AppEnv>, deps: AppDe
       assertReportable(reported);
       const db = await deps.clients.firestore();
       const jobs = [...new Set(reported.flatMap((e) => (e.job ? [e.job] : [])))];
-      await db.runTransaction(async (tx) => {
-        const quotaRef = telemetryQuotaRef(db, tenant, worker);
-        const [quota, ...records] = await Promise.all([
-          readTelemetryQuota(tx, quotaRef),
-          ...jobs.map((job) => tx.get(jobsCollection(db, tenant).doc(job))),
-        ]);
-        const elsewhere = jobs.filter((_, i) => !deployedHere(records[i]!.data() as JobRecord, worker));
-        if (elsewhere.length)
-          throw ApiError.forbidden(
-            `job(s) ${elsewhere.join(', ')} not deployed to this worker; nothing was written`,
-          );
-        quota.spend(reported.length);
-        for (const e of reported) {
-          const event = buildEvent({
-            type: e.type,
-            source: e.job ? 'job' : 'worker',
-            worker,
-            payload: e.payload as Record<string, unknown>,
-            ...(e.job ? { job: e.job } : {}),
-            ...(e.tags ? { tags: e.tags } : {}),
-          });
-          tx.set(eventsCollection(db, tenant).doc(event.id), storedEvent(event));
-        }
-      });
+      await db
+        .runTransaction(async (tx) => {
+          const quotaRef = telemetryQuotaRef(db, tenant, worker);
+          const [quota, ...records] = await Promise.all([
+            readTelemetryQuota(tx, quotaRef),
+            ...jobs.map((job) => tx.get(jobsCollection(db, tenant).doc(job))),
+          ]);
+          const elsewhere = jobs.filter((_, i) => !deployedHere(records[i]!.data() as JobRecord, worker));
+          if (elsewhere.length)
+            throw ApiError.forbidden(
+              `job(s) ${elsewhere.join(', ')} not deployed to this worker; nothing was written`,
+            );
+          quota.spend(reported.length);
+          for (const e of reported) {
+            const event = buildEvent({
+              type: e.type,
+              source: e.job ? 'job' : 'worker',
+              worker,
+              payload: e.payload as Record<string, unknown>,
+              ...(e.job ? { job: e.job } : {}),
+              ...(e.tags ? { tags: e.tags } : {}),
+            });
+            tx.set(eventsCollection(db, tenant).doc(event.id), storedEvent(event));
+          }
+        })
+        .catch((err: unknown) => {
+          throw unstorable(err, 'these events');
+        });
       return c.body(null, 202);
     },
   );

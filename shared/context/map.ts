@@ -73,8 +73,12 @@ export function applyUpdate(current: ContextMap, update: ContextMap): ContextMap
   return next;
 }
 
+/**
+ * How deep a value nests (a scalar is 1), counted no further than one past MAX_DEPTH: the
+ * walk never descends deeper than that, so no value can overflow the stack.
+ */
 function depthOf(value: unknown, depth = 1): number {
-  if (value === null || typeof value !== 'object') return depth;
+  if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return depth;
   let max = depth;
   for (const item of Object.values(value)) {
     max = Math.max(max, depthOf(item, depth + 1));

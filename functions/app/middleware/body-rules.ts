@@ -1,6 +1,7 @@
 /**
- * Request bodies: at most 1 MiB (413) and of a media type the route accepts (415).
- * Checked before any route code runs, so a refused request touches nothing.
+ * Request bodies: at most 1 MiB (413), of a media type the route accepts (415), and, when
+ * JSON, nested at most MAX_JSON_DEPTH deep (400). Checked before any route code runs, so a
+ * refused request touches nothing.
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { ApiError } from '../../../shared/errors.ts';
@@ -15,6 +16,13 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * Beyond this the answer goes out with `Connection: close` and the client may see a reset.
  */
 export const MAX_DISCARDED_BYTES = 32 * 1024 * 1024;
+/**
+ * How deep a JSON body may nest objects and arrays (the body itself is the first level).
+ * Validation, zod and the walks of the shared core recurse over parsed bodies; a body of
+ * `[[[...]]]` 5,000 levels deep overflowed their stack (a 500). No route takes anything
+ * near this deep: context values nest at most 32 levels, message payloads 20.
+ */
+export const MAX_JSON_DEPTH = 64;
 
 export function limitBodySize(): MiddlewareHandler<AppEnv> {
   return async function bodySizeMiddleware(c, next) {
@@ -78,9 +86,50 @@ export function requireBodyMediaType(rules: MediaRule[]): MiddlewareHandler<AppE
           `Content-Type must be ${accepted.join(' or ')}${type ? `, not ${type}` : ''}`,
         );
       }
+      if (isJsonType(type)) await refuseDeepJson(c);
     }
     await next();
   };
+}
+
+/**
+ * Refuses (400) a JSON body nested deeper than MAX_JSON_DEPTH, before anything parses or
+ * walks it. The body is read as bytes, which Hono keeps for the route (`c.req.json()`,
+ * `c.req.arrayBuffer()` read the same bytes again).
+ */
+async function refuseDeepJson(c: Context<AppEnv>): Promise<void> {
+  const bytes = new Uint8Array(await c.req.arrayBuffer());
+  if (!jsonNestsDeeper(bytes, MAX_JSON_DEPTH)) return;
+  const message = `objects and arrays may nest at most ${MAX_JSON_DEPTH} levels deep`;
+  throw ApiError.invalid(`invalid request body: ${message}`, [{ path: '', message }]);
+}
+
+/**
+ * Whether JSON text opens more than `limit` objects and arrays inside one another. One pass,
+ * no recursion and no parsing: brackets inside strings do not count. Works on UTF-8 bytes,
+ * since `"`, `\`, `[`, `]`, `{` and `}` never occur inside a multi-byte character.
+ * Malformed JSON is left for the parser to refuse.
+ */
+export function jsonNestsDeeper(bytes: Uint8Array, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (inString) {
+      if (b === 0x5c)
+        i++; // a backslash escapes the next byte
+      else if (b === 0x22) inString = false;
+    } else if (b === 0x22) inString = true;
+    else if (b === 0x5b || b === 0x7b) {
+      if (++depth > limit) return true;
+    } else if ((b === 0x5d || b === 0x7d) && depth > 0) depth--;
+  }
+  return false;
+}
+
+/** `application/json` and the `+json` types (what Hono's validator parses as JSON). */
+function isJsonType(type: string): boolean {
+  return /^application\/([\w.-]+\+)?json$/.test(type);
 }
 
 /** The media type of a Content-Type header, lower case, without parameters (`charset=...`). */
