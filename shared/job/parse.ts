@@ -27,6 +27,24 @@ import { validateJob } from './validate.ts';
 
 export const MAX_JOB_FILE_BYTES = 1024 * 1024;
 const MAX_ALIAS_COUNT = 100;
+/**
+ * How deep maps and lists may nest in a job file: a job has a few levels, and validation
+ * walks values recursively (as the API refuses JSON bodies deeper than 64, body-rules.ts).
+ */
+const MAX_NESTING = 64;
+const TOO_DEEP = `maps and lists nest more than ${MAX_NESTING} levels deep: a job needs only a few`;
+
+/** Whether `value` holds maps and lists more than `limit` deep, counted without recursion. */
+function nestsDeeper(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [item, depth] = stack.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
 
 export type ParseResult =
   | {
@@ -62,7 +80,9 @@ export function parseJobYaml(
         const message =
           error.code === 'DUPLICATE_KEY'
             ? 'duplicate key: each field may appear once'
-            : firstLine(error.message);
+            : /call stack/i.test(error.message)
+              ? TOO_DEEP
+              : firstLine(error.message);
         return { path: '', message, line: pos.line, column: pos.col };
       }),
     };
@@ -71,11 +91,13 @@ export function parseJobYaml(
   try {
     raw = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (err) {
+    if (err instanceof RangeError) return fail('', TOO_DEEP);
     return fail(
       '',
       `the YAML expands too much through aliases (${(err as Error).message}); write values out instead`,
     );
   }
+  if (nestsDeeper(raw, MAX_NESTING)) return fail('', TOO_DEEP);
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     return fail(
       '',
