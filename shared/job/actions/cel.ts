@@ -198,26 +198,17 @@ function meteredSteps(program: CelProgram, root: AstNode): CelProgram {
 
 /** The `step` node of every comprehension (a list macro's expansion) under `root`. */
 function comprehensionSteps(root: AstNode): AstNode[] {
-  const steps: AstNode[] = [];
-  const seen = new Set<AstNode>();
-  const stack: unknown[] = [root];
-  while (stack.length) {
-    const node = stack.pop();
-    if (Array.isArray(node)) {
-      stack.push(...node);
-      continue;
-    }
-    if (!isNode(node) || seen.has(node)) continue;
-    seen.add(node);
-    if (node.meta?.alternate) stack.push(node.meta.alternate);
-    if (node.op === 'comprehension') {
-      const args = node.args as Record<string, unknown>;
-      if (isNode(args.step)) steps.push(args.step);
-      stack.push(args.iterable, args.init, args.step);
-    } else if (Array.isArray(node.args)) stack.push(...node.args);
-    else if (isNode(node.args)) stack.push(node.args);
-  }
-  return steps;
+  const steps = new Set<AstNode>();
+  walk(
+    root,
+    (node) => {
+      const step = node.op === 'comprehension' && (node.args as { step?: unknown }).step;
+      if (isNode(step)) steps.add(step);
+      return true;
+    },
+    { expansions: true },
+  );
+  return [...steps];
 }
 
 /**
@@ -273,8 +264,17 @@ function tooDeepComprehension(root: AstNode): CelCompiled | undefined {
   return undefined;
 }
 
-/** Visits every node under `root`; `visit` returns false to skip a node's children. */
-function walk(root: AstNode, visit: (node: AstNode) => boolean): void {
+/**
+ * Visits every node under `root`; `visit` returns false to skip a node's children. With
+ * `expansions`, also the nodes cel-js expanded macros into (`meta.alternate`, a comprehension's
+ * parts), each once: an expansion shares the nodes of the macro's arguments.
+ */
+function walk(
+  root: AstNode,
+  visit: (node: AstNode) => boolean,
+  options: { expansions?: boolean } = {},
+): void {
+  const seen = options.expansions ? new Set<AstNode>() : undefined;
   const stack: unknown[] = [root];
   while (stack.length) {
     const node = stack.pop();
@@ -282,9 +282,15 @@ function walk(root: AstNode, visit: (node: AstNode) => boolean): void {
       stack.push(...node);
       continue;
     }
-    if (!isNode(node) || !visit(node)) continue;
+    if (!isNode(node) || seen?.has(node) || !visit(node)) continue;
+    seen?.add(node);
+    if (seen && node.meta?.alternate) stack.push(node.meta.alternate);
     if (Array.isArray(node.args)) stack.push(...node.args);
     else if (isNode(node.args)) stack.push(node.args);
+    else if (seen && node.op === 'comprehension') {
+      const { iterable, init, step } = node.args as Record<string, unknown>;
+      stack.push(iterable, init, step);
+    }
   }
 }
 
