@@ -14,10 +14,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileStores } from '../../functions/runner/stores/file.ts';
-import { runWorker, type WorkerApi } from '../../functions/runner/worker-runtime.ts';
+import { runWorker } from '../../functions/runner/worker-runtime.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { json, jsonInit } from '../helpers/http.ts';
+import { inProcessWorkerApi } from '../helpers/worker-api.ts';
 import { apiWorker, deployJob, type Headers } from './worker-helpers.ts';
 
 const VALUES = { REGION: 'eu', DB_HOST: 'db.internal.example', PARTNER_ID: 'p-8c1e3f' };
@@ -124,9 +125,10 @@ describe('GET /api/worker/variables', () => {
       pollJob('runtime-region', '/rt/${dyn|REGION}'),
     );
     const controller = new AbortController();
+    const inFlight = new Set<Promise<unknown>>();
     const log: string[] = [];
     const done = runWorker({
-      api: async () => inProcessApi(bearer(token)),
+      api: async () => inProcessWorkerApi(t, bearer(token), inFlight),
       worker: 'vars-runtime',
       output: { write: async () => {}, close: async () => {} },
       stores: fileStores(mkdtempSync(join(tmpdir(), 'sluice-vars-'))),
@@ -145,46 +147,10 @@ describe('GET /api/worker/variables', () => {
     } finally {
       controller.abort();
       await done.catch(() => {});
+      await Promise.allSettled([...inFlight]);
     }
   }, 60_000);
 });
-
-/** The worker API of the test app, in process, as the runtime's HTTP client answers. */
-function inProcessApi(headers: Headers): WorkerApi {
-  const call = async <T>(
-    method: string,
-    path: string,
-    options: { query?: Record<string, string>; body?: unknown; signal?: AbortSignal } = {},
-  ) => {
-    const { query, body, signal } = options;
-    const answer = t.request(`${path}${query ? `?${new URLSearchParams(query)}` : ''}`, {
-      method,
-      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    // As an HTTP client does: a stopping runtime does not wait for its long poll to end.
-    const res = signal
-      ? await Promise.race([
-          answer,
-          new Promise<never>((_, reject) => {
-            if (signal.aborted) reject(signal.reason);
-            signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-          }),
-        ])
-      : await answer;
-    if (!res.ok) {
-      const error = (await res.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
-      throw Object.assign(new Error(`${res.status} ${error.error?.message ?? ''}`), {
-        code: error.error?.code,
-      });
-    }
-    return (res.status === 204 || res.status === 202 ? undefined : await res.json()) as T;
-  };
-  return {
-    get: (path, options) => call('GET', path, options),
-    post: (path, options) => call('POST', path, options),
-  };
-}
 
 async function until(check: () => boolean, ms = 20_000) {
   const deadline = Date.now() + ms;
