@@ -420,10 +420,11 @@ describe('the web UI', () => {
     };
     page.on('request', count);
     await page.goto('/events?job=busy-log');
-    const rows = page.locator('table.events tbody tr');
+    // Rows of events (the table shows a "No events." row until the first answer).
+    const rows = page.locator('table.events tbody tr[data-type]');
     await rows.first().waitFor();
     // The newest of them shows first, from the first request; the page keeps the newest 300.
-    await expect.poll(() => rows.count()).toBe(300);
+    await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(300);
     expect(await rows.first().innerText()).toContain('{"n":5999}');
     expect(await rows.last().innerText()).toContain('{"n":5700}');
     page.off('request', count);
