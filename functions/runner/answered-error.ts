@@ -8,6 +8,8 @@
  *   throw new AnsweredError('https://api/x answered 500', '<html>…');
  *   // reported as { reason: 'https://api/x answered 500', answer: '<html>…' }
  */
+import { type RunReport, wasReported } from './types.ts';
+
 export class AnsweredError extends Error {
   constructor(
     readonly summary: string,
@@ -17,8 +19,16 @@ export class AnsweredError extends Error {
   }
 }
 
+/**
+ * Reports a run that failed with `err` as `job-errors`, unless whoever threw it (an input or
+ * an output, with more detail) reported it already.
+ */
+export function reportFailure(report: (report: RunReport) => void, err: unknown): void {
+  if (!wasReported(err)) report({ type: 'job-errors', payload: failurePayload(err) });
+}
+
 /** The payload of the `job-errors` report of a run that failed with `err`. */
-export function failurePayload(err: unknown): { reason: string; answer?: string } {
+function failurePayload(err: unknown): { reason: string; answer?: string } {
   if (err instanceof AnsweredError) return { reason: err.summary, answer: err.answer };
   return { reason: err instanceof Error ? err.message : String(err) };
 }

@@ -12,8 +12,8 @@
  * @example
  *   const input = withRunReports(createHttpPollInput(config));
  */
-import { failurePayload } from './answered-error.ts';
-import { type Input, type JsonLines, markReported, wasReported } from './types.ts';
+import { reportFailure } from './answered-error.ts';
+import { type Input, type JsonLines, markReported } from './types.ts';
 
 export function withRunReports(input: Input): Input {
   return {
@@ -45,8 +45,7 @@ export function withRunReports(input: Input): Input {
       // A run cut short by a stop (shutdown, redeploy) did not fail; the runner says nothing of it either.
       const failed = thrown !== undefined && !ctx.signal.aborted;
       // An output's failure was reported by the output, as its own.
-      if (failed && !wasReported(thrown!.err))
-        ctx.report({ type: 'job-errors', payload: failurePayload(thrown!.err) });
+      if (failed) reportFailure(ctx.report, thrown!.err);
       ctx.report({
         type: 'job-run-ended',
         payload: { events, ms: Date.now() - started, failed, aborted: ctx.signal.aborted },

@@ -8,20 +8,12 @@
  */
 
 import { type JobDefinition, triggerOf } from '../../shared/job/schema.ts';
-import { failurePayload } from './answered-error.ts';
+import { reportFailure } from './answered-error.ts';
 import { inputFor as componentInput, outputFor } from './components.ts';
 import type { EgressPolicy } from './egress/policy.ts';
 import { bindOutput } from './run-output.ts';
 import { runOnTrigger } from './triggers.ts';
-import {
-  type FingerprintStore,
-  type Input,
-  type MessageSource,
-  type Output,
-  type RunReport,
-  type WatermarkStore,
-  wasReported,
-} from './types.ts';
+import type { FingerprintStore, Input, MessageSource, Output, RunReport, WatermarkStore } from './types.ts';
 
 export interface RunOptions {
   worker: string;
@@ -58,7 +50,7 @@ export async function runJob(definition: JobDefinition, options: RunOptions): Pr
   });
   const output = bindOutput(built, report);
   const reportError = (err: Error) => {
-    if (!wasReported(err)) report({ type: 'job-errors', payload: failurePayload(err) });
+    reportFailure(report, err);
   };
   try {
     await runOnTrigger(

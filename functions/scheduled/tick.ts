@@ -25,7 +25,7 @@ import { triggerOf } from '../../shared/job/schema.ts';
 import { afterTickRun, dueOnTick, nextDueMs, type TickState } from '../../shared/job/tick-schedule.ts';
 import { jobCollection, leasePath, partLeasePath } from '../adapters/firestore-paths.ts';
 import { withActions } from '../runner/actions/with-actions.ts';
-import { failurePayload } from '../runner/answered-error.ts';
+import { reportFailure } from '../runner/answered-error.ts';
 import { type BuiltOutput, inputFor, outputFor } from '../runner/components.ts';
 import type { EgressPolicy } from '../runner/egress/policy.ts';
 import { firestoreFingerprints, firestoreWatermarks } from '../runner/fingerprints/firestore.ts';
@@ -40,7 +40,6 @@ import {
   type RunReport,
   type RunWindow,
   type ShardControl,
-  wasReported,
 } from '../runner/types.ts';
 import { acquireLease, handLease, releaseLease, renewLease } from './lease.ts';
 
@@ -262,7 +261,7 @@ async function runOne(
     });
     return { ...ran, outcome: 'stopped-at-budget' };
   } catch (err) {
-    if (!wasReported(err)) report({ type: 'job-errors', payload: failurePayload(err) });
+    reportFailure(report, err);
     return {
       ...base,
       outcome: 'failed',
