@@ -94,6 +94,10 @@ interface DeployedJob {
 /** Reports that other jobs' message triggers wait for: sent within PROMPT_FLUSH_MS, not with the next heartbeat. */
 const PROMPT_REPORTS = new Set(['job-run-started', 'job-run-ended', 'run-job-failure', 'job-errors']);
 const PROMPT_FLUSH_MS = 100;
+/** The most reports `POST /api/worker/events` takes at once. */
+const REPORTS_PER_REQUEST = 500;
+/** API codes that refuse a batch of reports for what it holds: sending it again cannot help. */
+const REFUSED_FOR_GOOD = new Set(['invalid_request', 'payload_too_large']);
 /** How long a stopping runtime waits to report its jobs stopped. */
 const FINAL_HEARTBEAT_MS = 2_000;
 
@@ -139,13 +143,34 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       .then(async () => {
         // The control plane refuses (403) a whole batch that reports a job no longer deployed here.
         outgoing = outgoing.filter((r) => jobs.has(r.job));
-        while (outgoing.length) {
-          const batch = outgoing.slice(0, 500);
-          await (await options.api()).post('/api/worker/events', { body: { events: batch } });
-          outgoing = outgoing.slice(batch.length);
-        }
+        while (outgoing.length) await sendReports(Math.min(outgoing.length, REPORTS_PER_REQUEST));
       });
     return flushing;
+  };
+  /**
+   * Sends the first `count` reports and takes them off the queue. A batch the control plane
+   * refuses as malformed or too large will never be taken, and would hold back every report
+   * after it: it is halved until the refused reports stand alone, which are logged and
+   * dropped. (A newer worker meeting an older control plane is how this happens.) Other
+   * failures leave the reports queued for the next flush.
+   */
+  const sendReports = async (count: number): Promise<void> => {
+    const batch = outgoing.slice(0, count);
+    try {
+      await (await options.api()).post('/api/worker/events', { body: { events: batch } });
+    } catch (err) {
+      if (!REFUSED_FOR_GOOD.has(options.apiCodeOf?.(err) ?? '')) throw err;
+      if (count > 1) {
+        const half = Math.ceil(count / 2);
+        await sendReports(half);
+        await sendReports(count - half);
+        return;
+      }
+      options.log(
+        `${batch[0]!.job}: the control plane refused its ${batch[0]!.type} report, which is dropped: ${(err as Error).message}`,
+      );
+    }
+    outgoing = outgoing.slice(count);
   };
 
   const start = (
