@@ -9,6 +9,7 @@
  *   await api.post('/api/contexts/update-global', { region: 'eu' });
  */
 import { NEXT_PAGE_HEADER } from '../../shared/api/paging.ts';
+import { cookieValue } from './lib/cookies.ts';
 import { retryAfterSeconds, withRetryTime } from './lib/retry-after.ts';
 
 export interface ErrorDetail {
@@ -114,9 +115,5 @@ async function failure(res: Response, path: string): Promise<ApiFailure> {
 }
 
 function readCookie(name: string): string | undefined {
-  for (const part of document.cookie.split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === name) return decodeURIComponent(v.join('='));
-  }
-  return undefined;
+  return cookieValue(document.cookie, name);
 }
