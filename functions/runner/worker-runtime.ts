@@ -14,10 +14,16 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import {
+  FINGERPRINT_KEYS_PER_REQUEST,
+  HEARTBEAT_ERROR_MAX_CHARS,
+  REPORTS_PER_REQUEST,
+} from '../../shared/api/worker-limits.ts';
 import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
 import type { JobDefinition } from '../../shared/job/schema.ts';
 import { findRuntimeRefs, resolveRuntimeRefs } from '../../shared/runtime-refs.ts';
 import type { DeploymentState } from '../jobs/store.ts';
+import { CUT_MARK, excerpt } from './excerpt.ts';
 import { type Redactor, secretRedactor } from './redact.ts';
 import { runJob } from './runner.ts';
 import type { FingerprintStore, MessageSource, Output, RunReport, WatermarkStore } from './types.ts';
@@ -26,19 +32,26 @@ import type { FingerprintStore, MessageSource, Output, RunReport, WatermarkStore
 export function apiFingerprints(api: () => Promise<WorkerApi>): FingerprintStore {
   return {
     async seen(job, keys) {
-      if (!keys.length) return new Set();
-      const answer = await (await api()).post<{ seen: string[] }>('/api/worker/fingerprints/check', {
-        body: { job, keys },
-      });
-      return new Set(answer.seen);
+      const seen = new Set<string>();
+      for (const part of chunks(keys, FINGERPRINT_KEYS_PER_REQUEST)) {
+        const answer = await (await api()).post<{ seen: string[] }>('/api/worker/fingerprints/check', {
+          body: { job, keys: part },
+        });
+        for (const key of answer.seen) seen.add(key);
+      }
+      return seen;
     },
     async commit(job, keys, maxAgeMs) {
-      if (!keys.length) return;
-      await (await api()).post('/api/worker/fingerprints/commit', {
-        body: { job, keys, max_age: `${Math.ceil(maxAgeMs / 1000)}s` },
-      });
+      for (const part of chunks(keys, FINGERPRINT_KEYS_PER_REQUEST))
+        await (await api()).post('/api/worker/fingerprints/commit', {
+          body: { job, keys: part, max_age: `${Math.ceil(maxAgeMs / 1000)}s` },
+        });
     },
   };
+}
+
+function* chunks<T>(items: readonly T[], size: number): Generator<T[]> {
+  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
 }
 
 export interface WorkerApi {
@@ -94,8 +107,6 @@ interface DeployedJob {
 /** Reports that other jobs' message triggers wait for: sent within PROMPT_FLUSH_MS, not with the next heartbeat. */
 const PROMPT_REPORTS = new Set(['job-run-started', 'job-run-ended', 'run-job-failure', 'job-errors']);
 const PROMPT_FLUSH_MS = 100;
-/** The most reports `POST /api/worker/events` takes at once. */
-const REPORTS_PER_REQUEST = 500;
 /** API codes that refuse a batch of reports for what it holds: sending it again cannot help. */
 const REFUSED_FOR_GOOD = new Set(['invalid_request', 'payload_too_large']);
 /** How long a stopping runtime waits to report its jobs stopped. */
@@ -294,7 +305,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     const states = [...jobs].map(([name, j]) => ({
       name,
       state: j.state,
-      ...(j.error ? { error: j.error } : {}),
+      // Cut to what a heartbeat takes: one long error must not have every heartbeat refused.
+      ...(j.error ? { error: excerpt(j.error, HEARTBEAT_ERROR_MAX_CHARS - CUT_MARK.length) } : {}),
     }));
     const send = async () =>
       (await options.api()).post('/api/worker/heartbeat', {

@@ -8,6 +8,7 @@
  * with anything else is refused whole (403 or 429) and nothing of it is written.
  */
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { FINGERPRINT_KEYS_PER_REQUEST, REPORTS_PER_REQUEST } from '../../shared/api/worker-limits.ts';
 import { parseDuration } from '../../shared/duration.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { EVENT_TYPES, type EventType } from '../../shared/events/vocabulary.ts';
@@ -48,7 +49,7 @@ function assertReportable(events: { type: EventType; job?: string | undefined }[
     );
 }
 
-const Keys = z.array(z.string().min(1).max(1500)).max(1000);
+const Keys = z.array(z.string().min(1).max(1500)).max(FINGERPRINT_KEYS_PER_REQUEST);
 
 export function registerWorkerTelemetry(routes: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   routes.openapi(
@@ -58,7 +59,7 @@ export function registerWorkerTelemetry(routes: OpenAPIHono<AppEnv>, deps: AppDe
       tags: ['worker'],
       summary: 'Job and worker telemetry into the event log',
       security: BEARER,
-      request: body(z.strictObject({ events: z.array(WorkerEvent).min(1).max(500) })),
+      request: body(z.strictObject({ events: z.array(WorkerEvent).min(1).max(REPORTS_PER_REQUEST) })),
       responses: { 202: noContent('Accepted'), ...errors(400, 401, 403, 429) },
     }),
     async (c) => {

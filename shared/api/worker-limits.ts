@@ -1,0 +1,15 @@
+/**
+ * Limits of the worker API, shared by the routes that check them and the worker runtime that
+ * keeps within them. A request over one is refused whole (400), and sending it again cannot
+ * help: a heartbeat refused for one job's long error left the worker looking offline while it
+ * ran, and a run that finished more objects than a commit takes was read again.
+ */
+
+/** The most characters of a job's `error` a heartbeat (`POST /api/worker/heartbeat`) carries. */
+export const HEARTBEAT_ERROR_MAX_CHARS = 2_000;
+
+/** The most keys one `POST /api/worker/fingerprints/check|commit` takes. */
+export const FINGERPRINT_KEYS_PER_REQUEST = 1_000;
+
+/** The most reports one `POST /api/worker/events` takes. */
+export const REPORTS_PER_REQUEST = 500;
