@@ -18,6 +18,7 @@ import {
   FINGERPRINT_KEYS_PER_REQUEST,
   HEARTBEAT_ERROR_MAX_CHARS,
   REPORTS_PER_REQUEST,
+  SECRET_REFS_PER_REQUEST,
 } from '../../shared/api/worker-limits.ts';
 import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
 import type { JobDefinition } from '../../shared/job/schema.ts';
@@ -272,15 +273,14 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     definition: JobDefinition,
   ): Promise<{ ok: true; definition: JobDefinition; redact: Redactor } | { ok: false; error: string }> => {
     const refs = findRuntimeRefs(definition);
-    const secrets = refs.secrets.length
-      ? (
-          await (
-            await options.api()
-          ).post<{ values: Record<string, string> }>('/api/worker/secrets/resolve', {
-            body: { job: name, refs: refs.secrets },
-          })
-        ).values
-      : {};
+    const secrets: Record<string, string> = {};
+    for (const part of chunks(refs.secrets, SECRET_REFS_PER_REQUEST)) {
+      const answer = await (await options.api()).post<{ values: Record<string, string> }>(
+        '/api/worker/secrets/resolve',
+        { body: { job: name, refs: part } },
+      );
+      Object.assign(secrets, answer.values);
+    }
     // Only this job's variables: the control plane gives a worker only what its jobs reference.
     const variables = refs.variables.length
       ? (

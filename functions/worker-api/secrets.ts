@@ -3,6 +3,7 @@
  * for the worker that job is deployed to, and nothing else (403 otherwise).
  */
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { SECRET_REFS_PER_REQUEST } from '../../shared/api/worker-limits.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { JobName } from '../../shared/job/schema.ts';
 import { hasOwn } from '../../shared/own.ts';
@@ -20,7 +21,12 @@ export function registerSecretResolution(routes: OpenAPIHono<AppEnv>, deps: AppD
       tags: ['worker'],
       summary: 'Values of the secrets a job deployed to this worker uses',
       security: BEARER,
-      request: body(z.strictObject({ job: JobName, refs: z.array(z.string().max(257)).min(1).max(100) })),
+      request: body(
+        z.strictObject({
+          job: JobName,
+          refs: z.array(z.string().max(257)).min(1).max(SECRET_REFS_PER_REQUEST),
+        }),
+      ),
       responses: {
         200: json(z.object({ values: z.record(z.string(), z.string()) }), 'Values'),
         ...errors(400, 401, 403),

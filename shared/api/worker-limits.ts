@@ -2,7 +2,8 @@
  * Limits of the worker API, shared by the routes that check them and the worker runtime that
  * keeps within them. A request over one is refused whole (400), and sending it again cannot
  * help: a heartbeat refused for one job's long error left the worker looking offline while it
- * ran, and a run that finished more objects than a commit takes was read again.
+ * ran, a run that finished more objects than a commit takes was read again, and a job using
+ * more secrets than one request resolves never ran.
  */
 
 /** The most characters of a job's `error` a heartbeat (`POST /api/worker/heartbeat`) carries. */
@@ -13,3 +14,6 @@ export const FINGERPRINT_KEYS_PER_REQUEST = 1_000;
 
 /** The most reports one `POST /api/worker/events` takes. */
 export const REPORTS_PER_REQUEST = 500;
+
+/** The most secret references one `POST /api/worker/secrets/resolve` takes. */
+export const SECRET_REFS_PER_REQUEST = 100;
