@@ -7,18 +7,13 @@
  * rendered for it; `update-variable` messages carry the name only, and the worker runtime
  * fetches the new value through that route.
  */
-import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fileStores } from '../../functions/runner/stores/file.ts';
-import { runWorker } from '../../functions/runner/worker-runtime.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { json, jsonInit } from '../helpers/http.ts';
-import { inProcessWorkerApi } from '../helpers/worker-api.ts';
+import { startInProcessWorker } from '../helpers/in-process-worker.ts';
 import { apiWorker, deployJob, type Headers } from './worker-helpers.ts';
 
 const VALUES = { REGION: 'eu', DB_HOST: 'db.internal.example', PARTNER_ID: 'p-8c1e3f' };
@@ -113,47 +108,22 @@ describe('GET /api/worker/variables', () => {
   });
 
   it('keeps the worker runtime working: it runs with the value and follows a change', async () => {
-    const key = (await json(await t.request('/api/workers', jsonInit('POST', { id: 'vars-runtime' }, admin))))
-      .key;
-    const token = (await json(await t.request('/api/tokens/create/api', jsonInit('POST', { key }))))
-      .token as string;
-    await deployJob(
-      t,
-      admin,
-      'runtime-region',
-      ['vars-runtime'],
-      pollJob('runtime-region', '/rt/${dyn|REGION}'),
-    );
-    const controller = new AbortController();
-    const inFlight = new Set<Promise<unknown>>();
-    const log: string[] = [];
-    const done = runWorker({
-      api: async () => inProcessWorkerApi(t, bearer(token), inFlight),
-      worker: 'vars-runtime',
-      output: { write: async () => {}, close: async () => {} },
-      stores: fileStores(mkdtempSync(join(tmpdir(), 'sluice-vars-'))),
-      signal: controller.signal,
-      log: (line) => log.push(line),
-      heartbeatMs: 500,
-      waitSeconds: 1,
-      apiCodeOf: (err) => (err as { code?: string }).code,
-    });
+    const worker = await startInProcessWorker(t, admin, 'vars-runtime');
     try {
-      expect(await until(() => hits.includes('/rt/eu')), log.join('\n')).toBe(true);
+      await deployJob(
+        t,
+        admin,
+        'runtime-region',
+        ['vars-runtime'],
+        pollJob('runtime-region', '/rt/${dyn|REGION}'),
+      );
+      await worker.until(() => hits.includes('/rt/eu'), 20_000, 'a request with the value');
       expect((await t.request('/api/variables/REGION', jsonInit('PUT', { value: 'us' }, admin))).status).toBe(
         204,
       );
-      expect(await until(() => hits.includes('/rt/us')), log.join('\n')).toBe(true);
+      await worker.until(() => hits.includes('/rt/us'), 20_000, 'a request with the new value');
     } finally {
-      controller.abort();
-      await done.catch(() => {});
-      await Promise.allSettled([...inFlight]);
+      await worker.stop();
     }
   }, 60_000);
 });
-
-async function until(check: () => boolean, ms = 20_000) {
-  const deadline = Date.now() + ms;
-  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-  return check();
-}

@@ -5,17 +5,11 @@
  * (400), its reports waited behind them, and the worker went offline while it was running.
  * The runtime now sends the error's first 2,000 characters, cut with a mark.
  */
-import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { fileStores } from '../../functions/runner/stores/file.ts';
-import { runWorker } from '../../functions/runner/worker-runtime.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
-import { json, jsonInit } from '../helpers/http.ts';
-import { inProcessWorkerApi } from '../helpers/worker-api.ts';
+import { startInProcessWorker } from '../helpers/in-process-worker.ts';
 import { deployJob, type Headers, storedDeployments } from '../security/worker-helpers.ts';
 
 let t: TestApp;
@@ -39,47 +33,23 @@ async function closedPort(): Promise<number> {
 }
 
 it('reports a failed job whose error is longer than a heartbeat takes', async () => {
-  const key = (await json(await t.request('/api/workers', jsonInit('POST', { id: 'long-error' }, admin))))
-    .key;
-  const token = (await json(await t.request('/api/tokens/create/api', jsonInit('POST', { key }))))
-    .token as string;
-  const url = `http://127.0.0.1:${await closedPort()}/${'segment/'.repeat(300)}`;
-  await deployJob(
-    t,
-    admin,
-    'long-url',
-    ['long-error'],
-    `name: long-url\ninput:\n  http-poll:\n    url: '${url}'\noutput:\n  print: {}\n`,
-  );
-  const controller = new AbortController();
-  const inFlight = new Set<Promise<unknown>>();
-  const log: string[] = [];
-  const done = runWorker({
-    api: async () => inProcessWorkerApi(t, bearer(token), inFlight),
-    worker: 'long-error',
-    output: { write: async () => {}, close: async () => {} },
-    stores: fileStores(mkdtempSync(join(tmpdir(), 'sluice-long-error-'))),
-    signal: controller.signal,
-    log: (line) => log.push(line),
-    heartbeatMs: 300,
-    waitSeconds: 1,
-    apiCodeOf: (err) => (err as { code?: string }).code,
-  });
+  const worker = await startInProcessWorker(t, admin, 'long-error');
   try {
-    const deadline = Date.now() + 20_000;
-    let deployment = (await storedDeployments(t, 'long-url'))['long-error'];
-    while (deployment?.state !== 'failed' && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-      deployment = (await storedDeployments(t, 'long-url'))['long-error'];
-    }
-    expect(deployment?.state, log.join('\n')).toBe('failed');
-    const error = (deployment as { error?: string }).error ?? '';
+    const url = `http://127.0.0.1:${await closedPort()}/${'segment/'.repeat(300)}`;
+    await deployJob(
+      t,
+      admin,
+      'long-url',
+      ['long-error'],
+      `name: long-url\ninput:\n  http-poll:\n    url: '${url}'\noutput:\n  print: {}\n`,
+    );
+    const deployment = async () => (await storedDeployments(t, 'long-url'))['long-error'];
+    await worker.until(async () => (await deployment())?.state === 'failed', 20_000, 'the job failed');
+    const error = ((await deployment()) as { error?: string }).error ?? '';
     expect(error.length).toBeLessThanOrEqual(2000);
     expect(error).toMatch(/^.*127\.0\.0\.1.*segment\/segment\/.*…$/s);
-    expect(log.filter((line) => line.startsWith('heartbeat failed'))).toEqual([]);
+    expect(worker.log.filter((line) => line.startsWith('heartbeat failed'))).toEqual([]);
   } finally {
-    controller.abort();
-    await done.catch(() => {});
-    await Promise.allSettled([...inFlight]);
+    await worker.stop();
   }
 }, 60_000);

@@ -4,18 +4,13 @@
  * worker runtime asked for all of them at once, was refused (400), took that for an outage
  * and retried for ever: the job never ran. It now asks 100 at a time.
  */
-import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { fileStores } from '../../functions/runner/stores/file.ts';
-import { runWorker } from '../../functions/runner/worker-runtime.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
-import { json, jsonInit } from '../helpers/http.ts';
-import { inProcessWorkerApi } from '../helpers/worker-api.ts';
+import { jsonInit } from '../helpers/http.ts';
+import { startInProcessWorker } from '../helpers/in-process-worker.ts';
 import { deployJob, type Headers } from '../security/worker-helpers.ts';
 
 const SECRETS = 130;
@@ -44,40 +39,20 @@ afterAll(async () => {
 });
 
 it('runs a job that uses more secrets than one request resolves', async () => {
-  const key = (await json(await t.request('/api/workers', jsonInit('POST', { id: 'many-secrets' }, admin))))
-    .key;
-  const token = (await json(await t.request('/api/tokens/create/api', jsonInit('POST', { key }))))
-    .token as string;
-  const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/`;
-  const refs = Array.from({ length: SECRETS }, (_, i) => `\${secret|many/s${i}}`).join('');
-  await deployJob(
-    t,
-    admin,
-    'uses-many',
-    ['many-secrets'],
-    `name: uses-many\ninput:\n  http-poll:\n    url: '${url}'\n    headers:\n      x-all: '${refs}'\n    trigger:\n      interval:\n        duration: 200ms\noutput:\n  print: {}\n`,
-  );
-  const controller = new AbortController();
-  const inFlight = new Set<Promise<unknown>>();
-  const log: string[] = [];
-  const done = runWorker({
-    api: async () => inProcessWorkerApi(t, bearer(token), inFlight),
-    worker: 'many-secrets',
-    output: { write: async () => {}, close: async () => {} },
-    stores: fileStores(mkdtempSync(join(tmpdir(), 'sluice-many-secrets-'))),
-    signal: controller.signal,
-    log: (line) => log.push(line),
-    heartbeatMs: 300,
-    waitSeconds: 1,
-    apiCodeOf: (err) => (err as { code?: string }).code,
-  });
+  const worker = await startInProcessWorker(t, admin, 'many-secrets');
   try {
-    const deadline = Date.now() + 20_000;
-    while (!seen.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(seen[0], log.join('\n')).toBe(Array.from({ length: SECRETS }, (_, i) => `v${i}.`).join(''));
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/`;
+    const refs = Array.from({ length: SECRETS }, (_, i) => `\${secret|many/s${i}}`).join('');
+    await deployJob(
+      t,
+      admin,
+      'uses-many',
+      ['many-secrets'],
+      `name: uses-many\ninput:\n  http-poll:\n    url: '${url}'\n    headers:\n      x-all: '${refs}'\n    trigger:\n      interval:\n        duration: 200ms\noutput:\n  print: {}\n`,
+    );
+    await worker.until(() => seen.length > 0, 20_000, 'a request of the job');
+    expect(seen[0]).toBe(Array.from({ length: SECRETS }, (_, i) => `v${i}.`).join(''));
   } finally {
-    controller.abort();
-    await done.catch(() => {});
-    await Promise.allSettled([...inFlight]);
+    await worker.stop();
   }
 }, 60_000);

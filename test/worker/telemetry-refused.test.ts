@@ -6,18 +6,13 @@
  * The runtime now narrows a refused batch down to the reports refused, logs them by kind
  * and job, and sends the rest.
  */
-import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { fileStores } from '../../functions/runner/stores/file.ts';
-import { runWorker, type WorkerApi } from '../../functions/runner/worker-runtime.ts';
+import type { WorkerApi } from '../../functions/runner/worker-runtime.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
-import { json, jsonInit } from '../helpers/http.ts';
-import { inProcessWorkerApi } from '../helpers/worker-api.ts';
+import { startInProcessWorker } from '../helpers/in-process-worker.ts';
 import { deployJob, events, type Headers } from '../security/worker-helpers.ts';
 
 let t: TestApp;
@@ -57,48 +52,26 @@ function withUnknownRunStarted(api: WorkerApi): WorkerApi {
 }
 
 it('drops the reports the control plane refuses and delivers the rest', async () => {
-  const key = (
-    await json(await t.request('/api/workers', jsonInit('POST', { id: 'refused-telemetry' }, admin)))
-  ).key;
-  const token = (await json(await t.request('/api/tokens/create/api', jsonInit('POST', { key }))))
-    .token as string;
-  const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/data`;
-  await deployJob(
-    t,
-    admin,
-    'polls',
-    ['refused-telemetry'],
-    `name: polls\ninput:\n  http-poll:\n    url: '${url}'\n    json: true\n    trigger:\n      interval:\n        duration: 200ms\noutput:\n  print: {}\n`,
-  );
-  const controller = new AbortController();
-  const inFlight = new Set<Promise<unknown>>();
-  const log: string[] = [];
-  const done = runWorker({
-    api: async () => withUnknownRunStarted(inProcessWorkerApi(t, bearer(token), inFlight)),
-    worker: 'refused-telemetry',
-    output: { write: async () => {}, close: async () => {} },
-    stores: fileStores(mkdtempSync(join(tmpdir(), 'sluice-telemetry-'))),
-    signal: controller.signal,
-    log: (line) => log.push(line),
-    heartbeatMs: 300,
-    waitSeconds: 1,
-    apiCodeOf: (err) => (err as { code?: string }).code,
-  });
+  const worker = await startInProcessWorker(t, admin, 'refused-telemetry', withUnknownRunStarted);
   try {
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/data`;
+    await deployJob(
+      t,
+      admin,
+      'polls',
+      ['refused-telemetry'],
+      `name: polls\ninput:\n  http-poll:\n    url: '${url}'\n    json: true\n    trigger:\n      interval:\n        duration: 200ms\noutput:\n  print: {}\n`,
+    );
     const ended = async () => (await events(t, admin, 'job=polls&type=job-run-ended')).length;
-    const deadline = Date.now() + 20_000;
-    while ((await ended()) < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(await ended(), log.join('\n')).toBeGreaterThanOrEqual(2);
+    await worker.until(async () => (await ended()) >= 2, 20_000, 'two job-run-ended events');
     expect(await events(t, admin, 'job=polls&type=job-run-started')).toEqual([]);
     expect(
-      log.some((line) =>
+      worker.log.some((line) =>
         /^polls: the control plane refused its job-run-started report, which is dropped: 400/.test(line),
       ),
-      log.join('\n'),
+      worker.log.join('\n'),
     ).toBe(true);
   } finally {
-    controller.abort();
-    await done.catch(() => {});
-    await Promise.allSettled([...inFlight]);
+    await worker.stop();
   }
 }, 60_000);
