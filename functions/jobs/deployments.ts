@@ -15,6 +15,7 @@
 
 import type { DocumentSnapshot, Firestore, Transaction } from '@google-cloud/firestore';
 import { type PageRequest, pageFrom } from '../../shared/api/paging.ts';
+import { DEPLOYMENT_ERROR_MAX_CHARS } from '../../shared/api/worker-limits.ts';
 import type { Principal } from '../../shared/auth/principal.ts';
 import { ApiError, type ErrorDetail } from '../../shared/errors.ts';
 import { outputKindOf } from '../../shared/events/output-metrics.ts';
@@ -28,6 +29,7 @@ import { ContextStore } from '../contexts/store.ts';
 import { appendEventIn, buildEvent, type NewEvent } from '../events/event-log.ts';
 import { writeTriggerRoutes } from '../messaging/event-relay.ts';
 import { deliver, enqueueMessage, type OutboxEntry } from '../messaging/outbox.ts';
+import { CUT_MARK, excerpt } from '../runner/excerpt.ts';
 import { requestRuns } from '../runs/dispatch.ts';
 import { SecretStore } from '../secrets/store.ts';
 import { noteDeployed, noteUndeployed, readWorkerRecords } from '../workers/deployed-jobs.ts';
@@ -430,17 +432,21 @@ function stateTransition(
 ): { deployment: Omit<Deployment, 'error'> & { error: string | null }; event: NewEvent } | undefined {
   // Own properties only: `deployments['toString']` is a function, not a deployment.
   const current = own((snapshot.data() as JobRecord | undefined)?.deployments, worker);
-  if (!current || (current.state === change.state && (current.error ?? undefined) === change.error))
+  // As much as a heartbeat carries: a reason reads the same whichever worker gave it.
+  const error = change.error
+    ? excerpt(change.error, DEPLOYMENT_ERROR_MAX_CHARS - CUT_MARK.length)
+    : undefined;
+  if (!current || (current.state === change.state && (current.error ?? undefined) === error))
     return undefined;
   if (change.onlyFrom && current.state !== change.onlyFrom) return undefined;
   return {
-    deployment: { ...current, state: change.state, updated_at: now, error: change.error ?? null },
+    deployment: { ...current, state: change.state, updated_at: now, error: error ?? null },
     event: {
       type: 'job-state-transition',
       source: change.source ?? 'worker',
       worker,
       job: change.job,
-      payload: { from: current.state, to: change.state, ...(change.error ? { error: change.error } : {}) },
+      payload: { from: current.state, to: change.state, ...(error ? { error } : {}) },
     },
   };
 }

@@ -15,8 +15,8 @@
 
 import { randomUUID } from 'node:crypto';
 import {
+  DEPLOYMENT_ERROR_MAX_CHARS,
   FINGERPRINT_KEYS_PER_REQUEST,
-  HEARTBEAT_ERROR_MAX_CHARS,
   REPORTS_PER_REQUEST,
   SECRET_REFS_PER_REQUEST,
 } from '../../shared/api/worker-limits.ts';
@@ -306,7 +306,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       name,
       state: j.state,
       // Cut to what a heartbeat takes: one long error must not have every heartbeat refused.
-      ...(j.error ? { error: excerpt(j.error, HEARTBEAT_ERROR_MAX_CHARS - CUT_MARK.length) } : {}),
+      ...(j.error ? { error: excerpt(j.error, DEPLOYMENT_ERROR_MAX_CHARS - CUT_MARK.length) } : {}),
     }));
     const send = async () =>
       (await options.api()).post('/api/worker/heartbeat', {

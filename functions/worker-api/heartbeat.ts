@@ -12,7 +12,7 @@
 
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
-import { HEARTBEAT_ERROR_MAX_CHARS } from '../../shared/api/worker-limits.ts';
+import { DEPLOYMENT_ERROR_MAX_CHARS } from '../../shared/api/worker-limits.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { JOB_NAME } from '../../shared/job/schema.ts';
 import { tenantCollection } from '../adapters/firestore-paths.ts';
@@ -31,7 +31,7 @@ const Heartbeat = z
           // Not JobName: a job stored under a name refused today must not stop the heartbeat.
           name: z.string().regex(JOB_NAME),
           state: z.enum(DEPLOYMENT_STATES),
-          error: z.string().max(HEARTBEAT_ERROR_MAX_CHARS).optional(),
+          error: z.string().max(DEPLOYMENT_ERROR_MAX_CHARS).optional(),
         }),
       )
       .max(1000)

@@ -14,7 +14,7 @@ export const DeploymentView = z.object({
     .string()
     .optional()
     .describe(
-      'Why the deployment cannot run, as its worker reported it (secret values replaced by their names). Only on a `failed` deployment, and only when its worker gave a reason; withheld from viewers.',
+      'Why the deployment cannot run, as its worker reported it (secret values replaced by their names), at most 2,000 characters (a longer reason is cut and ends with `…`). Only on a `failed` deployment, and only when its worker gave a reason; withheld from viewers.',
     ),
   withheld: z
     .array(z.string())

@@ -6,8 +6,11 @@
  * more secrets than one request resolves never ran.
  */
 
-/** The most characters of a job's `error` a heartbeat (`POST /api/worker/heartbeat`) carries. */
-export const HEARTBEAT_ERROR_MAX_CHARS = 2_000;
+/**
+ * The most characters of a deployment's `error`: what a heartbeat (`POST /api/worker/heartbeat`)
+ * carries of a job's error, and what is kept of any worker's, the `cloud` worker's included.
+ */
+export const DEPLOYMENT_ERROR_MAX_CHARS = 2_000;
 
 /** The most keys one `POST /api/worker/fingerprints/check|commit` takes. */
 export const FINGERPRINT_KEYS_PER_REQUEST = 1_000;

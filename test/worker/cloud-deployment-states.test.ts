@@ -120,6 +120,24 @@ describe('deployment states on the cloud worker', () => {
       'running->stopped',
     ]);
   });
+
+  it('keeps the first 2,000 characters of a long reason, as a heartbeat does', async () => {
+    const names = Array.from({ length: 120 }, (_, i) => `A_RATHER_LONG_VARIABLE_NAME_${i}`);
+    await deployJob(
+      t,
+      admin,
+      'needs-many',
+      ['cloud'],
+      `name: needs-many\ninput:\n  http-poll:\n    url: '${url()}${names.map((n) => `\${dyn|${n}}`).join('/')}'\n    json: true\noutput:\n  discard: {}\n`,
+    );
+    await cloudTick(t.deps);
+    const error = (await cloudDeployment('needs-many'))?.error ?? '';
+    expect(error).toMatch(/^missing variable A_RATHER_LONG_VARIABLE_NAME_0, variable .*…$/);
+    expect(error).toHaveLength(2_000);
+    // Looked at again, the same reason is no new transition.
+    await cloudTick(t.deps);
+    expect(await transitions('needs-many')).toEqual(['pending->failed']);
+  });
 });
 
 describe('a job with a trigger on the cloud worker', () => {
