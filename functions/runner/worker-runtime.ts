@@ -76,6 +76,8 @@ export interface WorkerOptions {
   waitSeconds?: number;
   /** The API's error code of a failed request (`unauthenticated`, `conflict`, ...), if it has one. */
   apiCodeOf?: (err: unknown) => string | undefined;
+  /** Run reports kept for the control plane while it cannot take them (default 5,000); later ones are counted, not kept. */
+  maxQueuedReports?: number;
 }
 
 /** Why a runtime ended on its own, its jobs stopped. */
@@ -135,11 +137,15 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   // heartbeat; a run's start and end go within a moment, since other jobs' message triggers
   // may wait for them (job chaining).
   let outgoing: { type: string; job: string; payload: Record<string, unknown> }[] = [];
+  const maxQueued = options.maxQueuedReports ?? 5_000;
+  /** Reports not kept, by job: the event log is told how many once the queue has drained. */
+  const unqueued = new Map<string, number>();
   let promptFlush: ReturnType<typeof setTimeout> | undefined;
   const report = (job: string, redact: Redactor) => (raw: RunReport) => {
     const r = redact(raw);
     options.log(`${job}: ${r.type} ${JSON.stringify(r.payload)}`);
-    if (outgoing.length < 5_000) outgoing.push({ type: r.type, job, payload: r.payload });
+    if (outgoing.length < maxQueued) outgoing.push({ type: r.type, job, payload: r.payload });
+    else unqueued.set(job, (unqueued.get(job) ?? 0) + 1);
     if (PROMPT_REPORTS.has(r.type) && !promptFlush) {
       promptFlush = setTimeout(() => {
         promptFlush = undefined;
@@ -155,6 +161,20 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       .then(async () => {
         // The control plane refuses (403) a whole batch that reports a job no longer deployed here.
         outgoing = outgoing.filter((r) => jobs.has(r.job));
+        while (outgoing.length) await sendReports(Math.min(outgoing.length, REPORTS_PER_REQUEST));
+        // Caught up: say what the event log is missing, where the reports were (this worker's log).
+        for (const [job, dropped] of unqueued)
+          if (jobs.has(job))
+            outgoing.push({
+              type: 'job-errors',
+              job,
+              payload: {
+                reason: 'reports-dropped',
+                dropped,
+                message: `${dropped} run reports were not kept while the control plane could not take them (a worker keeps ${maxQueued}); this worker's log has them`,
+              },
+            });
+        unqueued.clear();
         while (outgoing.length) await sendReports(Math.min(outgoing.length, REPORTS_PER_REQUEST));
       });
     return flushing;
@@ -301,7 +321,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   // Undefined against a control plane older than sessions (it refuses the field): then the
   // contract's heartbeat alone, as before.
   let session: { id: string; claim: boolean } | undefined = { id: randomUUID(), claim: true };
-  const heartbeat = async (signal?: AbortSignal) => {
+  const beat = async (signal?: AbortSignal) => {
     const states = [...jobs].map(([name, j]) => ({
       name,
       state: j.state,
@@ -328,6 +348,29 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     }
     if (session) session.claim = false;
     await flushReports();
+  };
+  /**
+   * One heartbeat at a time, in order: overlapping ones contended for the same documents (the
+   * Firestore emulator held each up to its lock timeout, and a deploy waiting on them failed),
+   * and a slow one landing after a newer one would record older states. One asked for while
+   * another is on its way goes right after it, with the states of then; asks meanwhile share it.
+   */
+  let beating: Promise<void> | undefined;
+  let next: Promise<void> | undefined;
+  const heartbeat = (signal?: AbortSignal): Promise<void> => {
+    if (!beating) {
+      beating = beat(signal).finally(() => {
+        beating = undefined;
+      });
+      return beating;
+    }
+    next ??= beating
+      .catch(() => {})
+      .then(() => {
+        next = undefined;
+        return heartbeat(signal);
+      });
+    return next;
   };
 
   // Ends the loop (and its long poll) at once: stopped, or the credential was refused.
@@ -401,11 +444,19 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       // Stopped (Ctrl-C, SIGTERM): say its jobs no longer run, rather than leave them
       // `running` until the offline sweep; briefly, as the control plane may be what is gone.
       for (const running of jobs.values()) if (running.state === 'running') running.state = 'pending';
-      await heartbeat(AbortSignal.timeout(FINAL_HEARTBEAT_MS)).catch(() => {});
+      const signal = AbortSignal.timeout(FINAL_HEARTBEAT_MS);
+      // Not past its time behind a heartbeat still on its way either.
+      await Promise.race([heartbeat(signal), abortedBy(signal)]).catch(() => {});
     }
     await options.output.close();
   }
   if (ended) throw ended;
+}
+
+function abortedBy(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) =>
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+  );
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

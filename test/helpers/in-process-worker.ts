@@ -31,9 +31,13 @@ export async function startInProcessWorker(
   t: TestApp,
   admin: Record<string, string>,
   id: string,
-  /** Stands between the runtime and the API (a control plane that answers otherwise). */
-  wrap: (api: WorkerApi) => WorkerApi = (api) => api,
+  options: {
+    /** Stands between the runtime and the API (a control plane that answers otherwise). */
+    wrap?: (api: WorkerApi) => WorkerApi;
+    maxQueuedReports?: number;
+  } = {},
 ): Promise<InProcessWorker> {
+  const { wrap = (api) => api, maxQueuedReports } = options;
   const created = await t.request('/api/workers', jsonInit('POST', { id }, admin));
   if (created.status !== 201) throw new Error(`worker ${id}: ${created.status} ${await created.text()}`);
   const { key } = await json(created);
@@ -51,6 +55,7 @@ export async function startInProcessWorker(
     heartbeatMs: 300,
     waitSeconds: 1,
     apiCodeOf: (err) => (err as { code?: string }).code,
+    ...(maxQueuedReports === undefined ? {} : { maxQueuedReports }),
   });
   return {
     log,

@@ -33,6 +33,9 @@ afterAll(async () => {
   await t.close();
 });
 
+const pollJob = (name: string, url: string) =>
+  `name: ${name}\ninput:\n  http-poll:\n    url: '${url}'\n    json: true\n    trigger:\n      interval:\n        duration: 200ms\noutput:\n  print: {}\n`;
+
 /**
  * The control plane as an older version would answer: every `job-run-started` report gets a
  * field the API does not know, so a batch holding one is refused (400) whole, by the real route.
@@ -52,16 +55,10 @@ function withUnknownRunStarted(api: WorkerApi): WorkerApi {
 }
 
 it('drops the reports the control plane refuses and delivers the rest', async () => {
-  const worker = await startInProcessWorker(t, admin, 'refused-telemetry', withUnknownRunStarted);
+  const worker = await startInProcessWorker(t, admin, 'refused-telemetry', { wrap: withUnknownRunStarted });
   try {
     const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/data`;
-    await deployJob(
-      t,
-      admin,
-      'polls',
-      ['refused-telemetry'],
-      `name: polls\ninput:\n  http-poll:\n    url: '${url}'\n    json: true\n    trigger:\n      interval:\n        duration: 200ms\noutput:\n  print: {}\n`,
-    );
+    await deployJob(t, admin, 'polls', ['refused-telemetry'], pollJob('polls', url));
     const ended = async () => (await events(t, admin, 'job=polls&type=job-run-ended')).length;
     await worker.until(async () => (await ended()) >= 2, 20_000, 'two job-run-ended events');
     expect(await events(t, admin, 'job=polls&type=job-run-started')).toEqual([]);
@@ -71,6 +68,39 @@ it('drops the reports the control plane refuses and delivers the rest', async ()
       ),
       worker.log.join('\n'),
     ).toBe(true);
+  } finally {
+    await worker.stop();
+  }
+}, 60_000);
+
+it('tells the event log how many reports it could not keep while the control plane was away', async () => {
+  let away = true;
+  const whileAway = (api: WorkerApi): WorkerApi => ({
+    get: (path, options) => api.get(path, options),
+    post: (path, options) =>
+      away && path === '/api/worker/events'
+        ? Promise.reject(new Error('fetch failed (connect ECONNREFUSED)'))
+        : api.post(path, options),
+  });
+  const worker = await startInProcessWorker(t, admin, 'queue-full', { wrap: whileAway, maxQueuedReports: 4 });
+  try {
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/data`;
+    await deployJob(t, admin, 'polls-often', ['queue-full'], pollJob('polls-often', url));
+    const runsLogged = () =>
+      worker.log.filter((line) => line.startsWith('polls-often: job-run-ended')).length;
+    // Three reports a run (started, ended, metrics): by the fourth end, eleven, of which four are kept.
+    await worker.until(() => runsLogged() >= 4, 20_000, 'four runs');
+    away = false;
+    const dropped = async () =>
+      (await events(t, admin, 'job=polls-often&type=job-errors')).filter(
+        (e) => e.payload.reason === 'reports-dropped',
+      );
+    await worker.until(async () => (await dropped()).length > 0, 20_000, 'a reports-dropped event');
+    const [notice] = await dropped();
+    expect(notice!.payload.dropped).toBeGreaterThanOrEqual(7);
+    expect(notice!.payload.message).toMatch(
+      /^\d+ run reports were not kept while the control plane could not take them/,
+    );
   } finally {
     await worker.stop();
   }
