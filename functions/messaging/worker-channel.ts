@@ -48,9 +48,25 @@ export function audienceAttributes(audience: Audience): Record<string, string> {
     : { tenant: audience.tenant, audience: 'all' };
 }
 
-/** The worker topic and its dead-letter topic (terraform creates both in the cloud; the emulator starts empty). */
-export async function ensureWorkerTopic(pubsub: PubSub): Promise<void> {
-  for (const name of [WORKER_TOPIC, DEAD_LETTER_TOPIC]) await ensureTopic(pubsub, name);
+const ensured = new WeakMap<PubSub, Promise<void>>();
+
+/**
+ * The worker topic and its dead-letter topic, on the emulator (which starts empty), once per
+ * client. In the cloud terraform made both, and the identities that publish may not read
+ * them: asking whether they exist (`topics.get`) was refused there, and no worker could be
+ * created and no message sent.
+ */
+export function ensureWorkerTopic(pubsub: PubSub): Promise<void> {
+  if (!pubsub.isEmulator) return Promise.resolve();
+  let done = ensured.get(pubsub);
+  if (!done) {
+    done = (async () => {
+      for (const name of [WORKER_TOPIC, DEAD_LETTER_TOPIC]) await ensureTopic(pubsub, name);
+    })();
+    done.catch(() => ensured.delete(pubsub));
+    ensured.set(pubsub, done);
+  }
+  return done;
 }
 
 export async function ensureWorkerSubscription(

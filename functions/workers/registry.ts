@@ -149,9 +149,11 @@ export async function registerWorker(
   labels: Record<string, string>,
 ): Promise<string> {
   assertNotBuiltIn(id);
-  const key = await createWorker(await authServices(deps).store(), tenant, id, labels);
+  // Its subscription first: created after the record, a failure to create it lost the key
+  // (shown once) and a retry found the id taken. One left by a failed create is the same
+  // worker's again on the next try.
   await ensureWorkerSubscription(await deps.clients.pubsub(), tenant, id);
-  return key;
+  return await createWorker(await authServices(deps).store(), tenant, id, labels);
 }
 
 /**
@@ -219,7 +221,14 @@ export async function enrollWorker(
   if (!enrolled) {
     throw ApiError.unauthenticated('the enrollment secret is not valid, expired or used up');
   }
-  await ensureWorkerSubscription(await deps.clients.pubsub(), entry!.tenant, id);
+  // Only once the secret proved good (no subscriptions for strangers), so a failure here takes
+  // the worker back: its key would be lost, and a retry would find the id taken.
+  try {
+    await ensureWorkerSubscription(await deps.clients.pubsub(), entry!.tenant, id);
+  } catch (err) {
+    await deleteWorker(deps, entry!.tenant, id).catch(() => {});
+    throw err;
+  }
   return { id, key };
 }
 
