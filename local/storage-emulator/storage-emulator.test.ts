@@ -268,6 +268,42 @@ describe('folder-backed mode', () => {
   });
 });
 
+describe('folder-backed writes during rescans', () => {
+  it('keeps every object written while the bucket is rescanned, at the generation its upload answered', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-gcs-'));
+    mkdirSync(join(dir, 'busy'));
+    const folder = await startStorageEmulator({ dir });
+    try {
+      const bucket = new Storage({ apiEndpoint: folder.url, projectId: 'demo-gcs' }).bucket('busy');
+      const written = new Map<string, string>();
+      let next = 0;
+      // Eight uploads at once for over two rescan periods, with listings that start rescans.
+      const until = Date.now() + 2_500;
+      const uploader = async () => {
+        while (Date.now() < until) {
+          const name = `n-${next++}.json`;
+          const file = bucket.file(name);
+          await file.save(`{"n":${next}}\n`, { resumable: false });
+          written.set(name, String(file.metadata.generation));
+        }
+      };
+      const lister = async () => {
+        while (Date.now() < until) await bucket.getFiles({ prefix: 'none/' });
+      };
+      await Promise.all([...Array.from({ length: 8 }, uploader), lister()]);
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const [files] = await bucket.getFiles();
+      const listed = new Map(files.map((f) => [f.name, String(f.metadata.generation)]));
+      const changed = [...written].filter(([name, generation]) => listed.get(name) !== generation);
+      expect(written.size).toBeGreaterThan(100);
+      expect(changed).toEqual([]);
+    } finally {
+      await folder.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('folder-backed metadata saves', () => {
   it('saves of one bucket never overlap: flushes at once (as stop does after a timed save) all succeed', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-gcs-'));

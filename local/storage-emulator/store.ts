@@ -72,6 +72,7 @@ export class ObjectStore {
   private readonly buckets = new Map<string, BucketState>();
   private generationClock = Date.now() * 1000;
   private readonly scans = new Map<string, Promise<void>>();
+  private readonly locks = new Map<string, Promise<void>>();
 
   /** Told of every object written, changed or deleted (the emulator's Pub/Sub notifications). */
   onChange?: (change: StoreChange) => void;
@@ -147,7 +148,7 @@ export class ObjectStore {
       // Requests that arrive during a scan wait for that one instead of starting their own.
       let scan = this.scans.get(name);
       if (!scan) {
-        scan = this.scanBucket(name).finally(() => this.scans.delete(name));
+        scan = this.exclusive(name, () => this.scanBucket(name)).finally(() => this.scans.delete(name));
         this.scans.set(name, scan);
       }
       await scan;
@@ -159,7 +160,16 @@ export class ObjectStore {
     return (await this.bucket(bucket))?.objects.get(name);
   }
 
-  async putObject(bucket: string, name: string, data: Buffer, meta: WritableMeta): Promise<ObjectMeta> {
+  putObject(bucket: string, name: string, data: Buffer, meta: WritableMeta): Promise<ObjectMeta> {
+    return this.exclusive(bucket, () => this.writeObject(bucket, name, data, meta));
+  }
+
+  private async writeObject(
+    bucket: string,
+    name: string,
+    data: Buffer,
+    meta: WritableMeta,
+  ): Promise<ObjectMeta> {
     const state = this.buckets.get(bucket)!;
     const previous = state.objects.get(name);
     const now = new Date().toISOString();
@@ -218,7 +228,11 @@ export class ObjectStore {
     return updated;
   }
 
-  async deleteObject(bucket: string, name: string): Promise<boolean> {
+  deleteObject(bucket: string, name: string): Promise<boolean> {
+    return this.exclusive(bucket, () => this.removeObject(bucket, name));
+  }
+
+  private async removeObject(bucket: string, name: string): Promise<boolean> {
     const state = this.buckets.get(bucket);
     const deleted = state?.objects.get(name);
     if (!state || !deleted) return false;
@@ -247,6 +261,28 @@ export class ObjectStore {
   async readAll(object: ObjectMeta): Promise<Buffer> {
     if (!this.dir) return this.buckets.get(object.bucket)?.data.get(object.name) ?? Buffer.alloc(0);
     return await readFile(this.objectPath(object.bucket, object.name));
+  }
+
+  /**
+   * Folder mode: a bucket's writes and rescans one at a time. A rescan replaces the bucket's
+   * index with what it finds on disk; a write that finished meanwhile went into the index it
+   * replaced, and came back at the next rescan with a generation made from the file's time,
+   * so its notification named a generation that no longer existed.
+   */
+  private async exclusive<T>(bucket: string, work: () => Promise<T>): Promise<T> {
+    if (!this.dir) return await work();
+    const before = this.locks.get(bucket) ?? Promise.resolve();
+    const run = before.then(work);
+    const done = run.then(
+      () => {},
+      () => {},
+    );
+    this.locks.set(bucket, done);
+    try {
+      return await run;
+    } finally {
+      if (this.locks.get(bucket) === done) this.locks.delete(bucket);
+    }
   }
 
   private nextGeneration(): number {
