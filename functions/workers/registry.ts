@@ -237,7 +237,8 @@ export async function enrollWorker(
  * later under the same id inherits nothing); its tokens stop working within seconds.
  */
 export async function deleteWorker(deps: AppDeps, tenant: string, id: string): Promise<void> {
-  if (id === CLOUD_WORKER) throw ApiError.conflict('the built-in cloud worker cannot be deleted');
+  // Always there: `local` too, whose runtime the local stack runs with the key it wrote.
+  if (isBuiltInWorker(id)) throw ApiError.conflict(`the built-in ${id} worker cannot be deleted`);
   const auth = authServices(deps);
   const store = await auth.store();
   const outbox = await store.db.runTransaction(async (tx) => {
@@ -261,6 +262,12 @@ export async function deleteWorker(deps: AppDeps, tenant: string, id: string): P
 
 /** Gives a worker a new key; the old key and the tokens made with it stop working. */
 export async function rotateWorkerKey(deps: AppDeps, tenant: string, id: string): Promise<string> {
+  if (isBuiltInWorker(id))
+    throw ApiError.conflict(
+      id === CLOUD_WORKER
+        ? `the built-in ${id} worker's key does not exist: it runs inside the control plane`
+        : `the built-in ${id} worker's key is the local stack's: it makes a new one at each start`,
+    );
   const auth = authServices(deps);
   const store = await auth.store();
   const { key, hash } = newKey('worker');

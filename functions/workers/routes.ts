@@ -117,7 +117,7 @@ export function workersFamily(deps: AppDeps): RouteFamily {
       security: BEARER,
       middleware: admin,
       request: { params: IdParam },
-      responses: { 201: json(WorkerKey, 'The new key'), ...errors(401, 403, 404) },
+      responses: { 201: json(WorkerKey, 'The new key'), ...errors(401, 403, 404, 409) },
     }),
     async (c) => {
       const { id } = c.req.valid('param');
