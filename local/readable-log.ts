@@ -9,6 +9,7 @@
  * for Cloud Logging).
  */
 import { Writable } from 'node:stream';
+import { terminalText } from '../shared/terminal-text.ts';
 
 /** Fields that every line carries or that the line's head already shows. */
 const SHOWN = new Set([
@@ -41,7 +42,7 @@ export function readableLine(json: string): string {
   try {
     entry = JSON.parse(json) as Record<string, unknown>;
   } catch {
-    return json;
+    return terminalText(json);
   }
   const time = typeof entry.time === 'string' ? entry.time.slice(11, 23) : '';
   const level = String(entry.level ?? 'info')
@@ -52,7 +53,8 @@ export function readableLine(json: string): string {
   const fields = Object.entries(entry)
     .filter(([key]) => !SHOWN.has(key))
     .map(([key, value]) => `${key}=${describe(value)}`);
-  return [...head, ...fields].join(' ');
+  // Paths and names come from whoever sent the request, logged in or not.
+  return terminalText([...head, ...fields].join(' '));
 }
 
 function describe(value: unknown): string {
