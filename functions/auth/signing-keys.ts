@@ -75,6 +75,12 @@ export async function loadSigningKeys(
   let keys: StoredKey[];
   if (env.SLUICE_SIGNING_KEY) keys = configuredKeys(env);
   else if (deps.config.signingKeyFile) keys = await readKeyFile(deps.config.signingKeyFile);
+  else if (env.K_SERVICE)
+    // A Cloud Function (K_SERVICE names it) without its secret: a key made in Firestore
+    // would be readable by every identity that reads Firestore, the runners' included.
+    throw new Error(
+      `SLUICE_SIGNING_KEY is not set for ${env.K_SERVICE}: terraform mounts it from Secret Manager (terraform/secrets.tf); refusing to make a signing key in Firestore`,
+    );
   else keys = await firestoreKeys(deps);
   const current = keys[0]!;
   return {
