@@ -13,6 +13,17 @@
  *   - the API's service account holds no project-wide predefined Pub/Sub role, only the
  *     worker-topic role on that topic and the per-worker-subscriptions role (exact permissions);
  *   - the runner holds no storage role, allows no private egress, and reads no signing key;
+ *   - each function's timeout is one its trigger allows (an event-triggered function at
+ *     most 540 s), and only families that hold requests open (long polls, streams) get more
+ *     than a short API timeout;
+ *   - the runner and the relay hold no project-wide Pub/Sub role: each publishes, on the
+ *     topics its code publishes to, and nothing else;
+ *   - the build account reads the function sources and no other bucket;
+ *   - the load balancer accepts TLS 1.2 or later only, and the public may read the UI
+ *     bucket's objects but not list it;
+ *   - each function is given exactly the secrets its (bundled) code reads, its account may
+ *     read them, and the event relay has an account of its own that reads no secret;
+ *   - the event relay registers itself as an HTTP function with the Functions Framework;
  *   - firebase.json routes the same paths as terraform (it has no hosting rewrites:
  *     the load balancer is the one router) and keeps its emulators;
  *   - `terraform fmt -check` passes, where terraform is on PATH (and `terraform
@@ -32,6 +43,7 @@ import { loadConfig } from '../functions/app/config.ts';
 import type { FamilyFactory } from '../functions/app/create-app.ts';
 import { createLogger } from '../functions/app/logger.ts';
 import { type Entry, entrySource, entryTable, type HttpEntry } from '../functions/entry/table.ts';
+import { WORKER_TOPIC } from '../functions/messaging/worker-channel.ts';
 import {
   RUN_DEAD_LETTER_SUBSCRIPTION,
   RUN_DEAD_LETTER_TOPIC,
@@ -39,7 +51,7 @@ import {
   RUN_TOPIC,
 } from '../functions/runs/run-channel.ts';
 import { EXPIRING_COLLECTIONS } from '../functions/scheduled/ttl-sweep.ts';
-import { ROOT } from './build.ts';
+import { ENTRY_DIR, ROOT } from './build.ts';
 
 export interface CheckResult {
   name: string;
@@ -737,6 +749,433 @@ export function checkApiPubsub(tf: Terraform): CheckResult {
   return result("the API's Pub/Sub rights are the worker topic and its subscriptions only", problems);
 }
 
+// ---------------------------------------------------------------- per-function settings
+
+/** The defaults of terraform/variables.tf, by variable name. */
+export function variableDefaults(tf: Terraform): Record<string, unknown> {
+  const defaults: Record<string, unknown> = {};
+  for (const doc of tf.raw)
+    for (const [name, blocks] of Object.entries<Json[]>(doc.variable ?? {}))
+      defaults[name] = blocks[0]?.default;
+  return defaults;
+}
+
+/** A literal, or `${var.x}` (its default), or `${local.x}`, as a value. */
+function settingValue(value: unknown, tf: Terraform): unknown {
+  if (typeof value !== 'string') return value;
+  const ref = /^\$\{(var|local)\.(\w+)\}$/.exec(value);
+  if (!ref) return /^\d+$/.test(value) ? Number(value) : value;
+  return ref[1] === 'var' ? variableDefaults(tf)[ref[2]!] : tf.locals[ref[2]!];
+}
+
+/**
+ * What a `service_config` setting of google_cloudfunctions2_function.fn comes to for each
+ * function of local.functions. Understands the forms terraform/functions.tf uses: a
+ * literal; `try(each.value.<key>, local.<map>[each.value.kind])` (the function's own
+ * key, else its kind's entry); `local.<map>[each.value.kind]`; and a chain of
+ * `each.value.kind == "<kind>" ? <value> : ...`. Anything else: undefined (a problem).
+ */
+export function functionSetting(tf: Terraform, setting: string): Map<string, unknown> | undefined {
+  const config = (
+    tf.resource.google_cloudfunctions2_function?.fn?.[0]?.service_config as Json[] | undefined
+  )?.[0];
+  const expression = config?.[setting];
+  const functions = terraformFunctions(tf) as Record<string, TfFunction & Json>;
+  const values = new Map<string, unknown>();
+  const inner = typeof expression === 'string' ? /^\$\{([\s\S]*)\}$/.exec(expression)?.[1] : undefined;
+  if (expression !== undefined && inner === undefined) {
+    for (const name of Object.keys(functions)) values.set(name, settingValue(expression, tf));
+    return values;
+  }
+  if (inner === undefined) return undefined;
+  const byKind = /^(?:try\(each\.value\.(\w+), )?local\.(\w+)\[each\.value\.kind\]\)?$/.exec(inner);
+  if (byKind) {
+    const [, own, map] = byKind;
+    const table = (tf.locals[map!] ?? {}) as Json;
+    for (const [name, fn] of Object.entries(functions))
+      values.set(name, settingValue(own && fn[own] !== undefined ? fn[own] : table[fn.kind], tf));
+    return values;
+  }
+  const chain: [kind: string, value: string][] = [];
+  let rest = inner.trim();
+  for (let step = /^each\.value\.kind == "(\w+)" \? ([\w.]+) : ([\s\S]+)$/.exec(rest); step; ) {
+    chain.push([step[1]!, step[2]!]);
+    rest = step[3]!.trim();
+    step = /^each\.value\.kind == "(\w+)" \? ([\w.]+) : ([\s\S]+)$/.exec(rest);
+  }
+  if (!chain.length || !/^[\w.]+$/.test(rest)) return undefined;
+  const resolve = (text: string) => settingValue(/^\d+$/.test(text) ? Number(text) : `\${${text}}`, tf);
+  for (const [name, fn] of Object.entries(functions))
+    values.set(name, resolve(chain.find(([kind]) => kind === fn.kind)?.[1] ?? rest));
+  return values;
+}
+
+/** Cloud Functions' limits: an event-driven function may run 540 s, an HTTP one 3600 s. */
+export const EVENT_TIMEOUT_MAX = 540;
+export const HTTP_TIMEOUT_MAX = 3600;
+/** An API request that holds nothing open answers well within this. */
+export const SHORT_REQUEST_MAX = 300;
+
+/** Route families that hold requests open: a server-sent events stream or a Pub/Sub long poll. */
+export function longRequestFamilies(entries: Entry[]): string[] {
+  return entries
+    .filter((e): e is HttpEntry => e.kind === 'http')
+    .filter((e) =>
+      sourceFiles(join(ROOT, 'functions', e.name)).some((file) =>
+        /\bstreamSSE\(|\.pull\(/.test(readFileSync(file, 'utf8')),
+      ),
+    )
+    .map((e) => e.name);
+}
+
+/**
+ * Each function's timeout within what Cloud Functions accepts for its trigger (an
+ * event-triggered function over 540 s fails `terraform apply`), and the long HTTP timeout
+ * kept to the families that hold requests open (the workers' long poll and stream): any
+ * other API request is cut within SHORT_REQUEST_MAX.
+ */
+export function checkTimeouts(tf: Terraform, long: string[]): CheckResult {
+  const problems: string[] = [];
+  const timeouts = functionSetting(tf, 'timeout_seconds');
+  if (!timeouts)
+    return result('each function has a timeout its trigger allows', [
+      'cannot tell the functions\' timeout_seconds: use lookup(each.value, "timeout", local.timeouts[each.value.kind])',
+    ]);
+  const trigger = JSON.stringify(
+    tf.resource.google_cloudfunctions2_function?.fn?.[0]?.dynamic?.event_trigger ?? '',
+  );
+  const eventKinds = [...trigger.matchAll(/each\.value\.kind == \\"(\w+)\\"/g)].map((m) => m[1]);
+  const notes: string[] = [];
+  for (const [name, fn] of Object.entries(terraformFunctions(tf))) {
+    const seconds = Number(timeouts.get(name));
+    notes.push(`${name}: ${seconds} s`);
+    if (!Number.isFinite(seconds) || seconds <= 0) problems.push(`${name}: cannot tell its timeout_seconds`);
+    else if (eventKinds.includes(fn.kind) && seconds > EVENT_TIMEOUT_MAX)
+      problems.push(
+        `${name} (event-triggered) has a timeout of ${seconds} s; event-driven functions allow at most ${EVENT_TIMEOUT_MAX} s`,
+      );
+    else if (seconds > HTTP_TIMEOUT_MAX)
+      problems.push(
+        `${name} has a timeout of ${seconds} s; HTTP functions allow at most ${HTTP_TIMEOUT_MAX} s`,
+      );
+    else if (fn.kind === 'http' && long.includes(name) && seconds < HTTP_TIMEOUT_MAX)
+      problems.push(
+        `${name} holds requests open (long polls, streams) and needs ${HTTP_TIMEOUT_MAX} s, not ${seconds} s`,
+      );
+    else if (fn.kind === 'http' && !long.includes(name) && seconds > SHORT_REQUEST_MAX)
+      problems.push(
+        `${name} has a timeout of ${seconds} s but holds no request open: give it at most ${SHORT_REQUEST_MAX} s (local.timeouts)`,
+      );
+  }
+  return result('each function has a timeout its trigger allows', problems, notes);
+}
+
+// ---------------------------------------------------------------- secrets per function
+
+/**
+ * How a function's bundle shows that it reads each secret. Every bundle names
+ * SLUICE_SECRETS_KEY (functions/app/config.ts reads all settings); only those that encrypt
+ * or resolve secrets use `config.secretsKey`.
+ */
+export const SECRET_READS: Record<string, RegExp> = {
+  SLUICE_SIGNING_KEY: /\bSLUICE_SIGNING_KEY\b/,
+  SLUICE_PREVIOUS_SIGNING_KEYS: /\bSLUICE_PREVIOUS_SIGNING_KEYS\b/,
+  SLUICE_SECRETS_KEY: /\.secretsKey\b/,
+};
+
+/** The secrets each entry's bundle reads (bundled in memory as `npm run build` does, tree-shaken). */
+export async function secretsReadByBundles(entries: Entry[]): Promise<Map<string, string[]>> {
+  const { build } = await import('esbuild');
+  const out = await build({
+    absWorkingDir: ROOT,
+    entryPoints: Object.fromEntries(entries.map((e) => [e.name, join(ENTRY_DIR, `${e.name}.ts`)])),
+    outdir: join(ROOT, 'dist/check-deploy'),
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    minify: true,
+    write: false,
+    external: ['@google-cloud/*', 'parquet-wasm', 'apache-arrow'],
+    logLevel: 'error',
+  });
+  const reads = new Map<string, string[]>();
+  for (const file of out.outputFiles) {
+    const name = file.path.split('/').at(-1)!.replace(/\.js$/, '');
+    reads.set(
+      name,
+      Object.entries(SECRET_READS)
+        .filter(([, marker]) => marker.test(file.text))
+        .map(([env]) => env),
+    );
+  }
+  return reads;
+}
+
+const SECRET_FOR_EACH = '${merge({}, [for group in each.value.secrets : local.secret_env[group]]...)}';
+
+/**
+ * The secret environment variables terraform mounts on each function: static blocks on
+ * every function, and the dynamic block of local.functions' `secrets`; `unknown` says why
+ * a dynamic block could not be read (its secrets are then left out).
+ */
+export function mountedSecrets(tf: Terraform): { mounted: Map<string, string[]>; unknown?: string } {
+  const config =
+    (tf.resource.google_cloudfunctions2_function?.fn?.[0]?.service_config as Json[] | undefined)?.[0] ?? {};
+  const everywhere = ((config.secret_environment_variables ?? []) as Json[]).map((b) => String(b.key));
+  const groups = (tf.locals.secret_env ?? {}) as Record<string, Json>;
+  const functions = terraformFunctions(tf) as Record<string, TfFunction & Json>;
+  const mounted = new Map<string, string[]>();
+  for (const name of Object.keys(functions)) mounted.set(name, [...everywhere]);
+  let unknown: string | undefined;
+  for (const dynamic of ((config.dynamic as Json | undefined)?.secret_environment_variables ??
+    []) as Json[]) {
+    if (dynamic.for_each !== SECRET_FOR_EACH) {
+      unknown = `a dynamic secret_environment_variables must have for_each = ${SECRET_FOR_EACH.slice(2, -1)}`;
+      continue;
+    }
+    for (const [name, fn] of Object.entries(functions)) {
+      for (const group of (fn.secrets ?? []) as string[]) {
+        if (groups[group]) mounted.get(name)!.push(...Object.keys(groups[group]));
+        else unknown = `${name}: secrets group "${group}" is not in local.secret_env`;
+      }
+    }
+  }
+  return unknown ? { mounted, unknown } : { mounted };
+}
+
+/** Which secrets (local.secret_ids keys, or a literal secret id) each service account may read. */
+function secretGrants(tf: Terraform): Map<string, string[]> {
+  const grants = new Map<string, string[]>();
+  for (const blocks of Object.values<Json[]>(tf.resource.google_secret_manager_secret_iam_member ?? {})) {
+    for (const block of blocks) {
+      const account =
+        /google_service_account\.(\w+)\.email/.exec(String(block.member))?.[1] ?? String(block.member);
+      const from = String(block.for_each ?? block.secret_id);
+      const local = /^\$\{local\.(\w+)\}$/.exec(from)?.[1];
+      const secrets = local ? Object.values((tf.locals[local] ?? {}) as Json).map(String) : [from];
+      grants.set(account, [...(grants.get(account) ?? []), ...secrets]);
+    }
+  }
+  return grants;
+}
+
+/**
+ * Each function is given exactly the secrets its code reads (its bundle, tree-shaken) and
+ * its service account may read those; the event relay runs as an identity of its own that
+ * may read no secret (it used to run as the API's, which can read the signing keys).
+ */
+export function checkSecretMounts(tf: Terraform, reads: Map<string, string[]>): CheckResult {
+  const problems: string[] = [];
+  const { mounted, unknown } = mountedSecrets(tf);
+  if (unknown) problems.push(unknown);
+  for (const [name, envs] of mounted) {
+    const read = reads.get(name) ?? [];
+    const extra = envs.filter((env) => !read.includes(env));
+    const missing = read.filter((env) => !envs.includes(env));
+    if (extra.length)
+      problems.push(
+        `${name} is given ${extra.join(', ')}, which its code never reads (local.functions secrets)`,
+      );
+    if (missing.length && !unknown)
+      problems.push(`${name} reads ${missing.join(', ')}, which terraform does not give it`);
+  }
+  const identities = functionSetting(tf, 'service_account_email');
+  const grants = secretGrants(tf);
+  const envSecret: Record<string, string> = {};
+  for (const group of Object.values((tf.locals.secret_env ?? {}) as Record<string, Json>))
+    for (const [env, secret] of Object.entries(group)) envSecret[env] = String(secret);
+  if (!identities) problems.push('service_account_email must be local.service_accounts[each.value.kind]');
+  else {
+    const accountOf = (name: string) =>
+      /google_service_account\.(\w+)\.email/.exec(String(identities.get(name)))?.[1];
+    for (const [name, fn] of Object.entries(terraformFunctions(tf))) {
+      const account = accountOf(name);
+      if (fn.kind === 'relay') {
+        if (!account || ['api', 'runner'].includes(account))
+          problems.push(
+            `${name} runs as ${account ?? identities.get(name)}: give the relay a service account of its own`,
+          );
+        else if (grants.get(account)?.length)
+          problems.push(
+            `the relay's account (${account}) may read secrets: ${grants.get(account)!.join(', ')}`,
+          );
+      }
+      if (!account) continue;
+      for (const env of mounted.get(name) ?? []) {
+        const secret = envSecret[env];
+        if (secret && !(grants.get(account) ?? []).includes(secret))
+          problems.push(`${name} is given ${env} but its account (${account}) may not read ${secret}`);
+      }
+    }
+  }
+  return result('each function gets only the secrets its code reads', problems);
+}
+
+// ---------------------------------------------------------------- Pub/Sub publishers
+
+/**
+ * What each internal identity publishes (and nothing else on Pub/Sub). The cloud worker's
+ * account (the scheduled tick and the runner) publishes run requests (the tick, a run's
+ * continuation, a listing's parts: functions/runs/) and drains the outbox to the worker
+ * topic; the relay publishes events to the worker topic. Neither pulls in the cloud.
+ */
+export const PUBLISHERS: Record<string, string[]> = {
+  runner: [RUN_TOPIC, WORKER_TOPIC],
+  relay: [WORKER_TOPIC],
+};
+
+export function checkPublishers(tf: Terraform): CheckResult {
+  const problems: string[] = [];
+  const topicNames = new Map(
+    Object.entries<Json[]>(tf.resource.google_pubsub_topic ?? {}).map(([resource, blocks]) => [
+      `\${google_pubsub_topic.${resource}.name}`,
+      String(blocks[0]?.name),
+    ]),
+  );
+  for (const [account, wanted] of Object.entries(PUBLISHERS)) {
+    const member = `serviceAccount:\${google_service_account.${account}.email}`;
+    const roles = (tf.locals.project_roles?.[account]?.roles ?? []) as unknown;
+    for (const role of Array.isArray(roles) ? roles.map(String) : [String(roles)])
+      if (/pubsub|\$\{/.test(role))
+        problems.push(
+          `local.project_roles.${account} grants ${role}: ${account} may hold no project-wide Pub/Sub role`,
+        );
+    for (const [name, blocks] of Object.entries<Json[]>(tf.resource.google_project_iam_member ?? {}))
+      if (blocks[0]?.member === member && /pubsub/.test(String(blocks[0]?.role)))
+        problems.push(
+          `google_project_iam_member.${name} grants ${account} ${blocks[0]?.role} on the whole project`,
+        );
+    for (const [name, blocks] of Object.entries<Json[]>(
+      tf.resource.google_pubsub_subscription_iam_member ?? {},
+    ))
+      if (blocks[0]?.member === member)
+        problems.push(`google_pubsub_subscription_iam_member.${name}: ${account} pulls nothing`);
+    const granted: string[] = [];
+    for (const [name, blocks] of Object.entries<Json[]>(tf.resource.google_pubsub_topic_iam_member ?? {})) {
+      const block = blocks[0] ?? {};
+      if (block.member !== member) continue;
+      const topic = topicNames.get(String(block.topic)) ?? String(block.topic);
+      if (block.role !== 'roles/pubsub.publisher')
+        problems.push(
+          `google_pubsub_topic_iam_member.${name} gives ${account} ${block.role}; it only publishes`,
+        );
+      if (!wanted.includes(topic))
+        problems.push(
+          `google_pubsub_topic_iam_member.${name} lets ${account} publish to ${topic}, which it never does`,
+        );
+      granted.push(topic);
+    }
+    for (const topic of wanted)
+      if (!granted.includes(topic))
+        problems.push(`${account} publishes to ${topic} but no google_pubsub_topic_iam_member lets it`);
+  }
+  return result('the runner and the relay only publish, to their own topics', problems);
+}
+
+// ---------------------------------------------------------------- the build's account
+
+/**
+ * Cloud Build installs the archives' dependencies (and runs their install scripts) as the
+ * build account: it may read the function sources and no other bucket. It fetches them
+ * from gcf-v2-sources-<number>-<region>, which Cloud Functions creates at its first deploy,
+ * hence a project grant with a condition naming that bucket rather than a bucket grant.
+ */
+export function checkBuildAccount(tf: Terraform): CheckResult {
+  const problems: string[] = [];
+  const member = 'serviceAccount:${google_service_account.build.email}';
+  const roles = (tf.locals.project_roles?.build?.roles ?? []) as unknown;
+  let reads = false;
+  for (const role of Array.isArray(roles) ? roles.map(String) : [String(roles)])
+    if (/storage|\$\{/.test(role)) {
+      problems.push(`local.project_roles.build grants ${role} on every bucket of the project`);
+      reads = true;
+    }
+  for (const [name, blocks] of Object.entries<Json[]>(tf.resource.google_project_iam_member ?? {})) {
+    const block = blocks[0] ?? {};
+    if (block.member !== member || !/storage/.test(String(block.role))) continue;
+    const expression = String((block.condition as Json[] | undefined)?.[0]?.expression ?? '');
+    if (!expression)
+      problems.push(`google_project_iam_member.${name} gives the build ${block.role} on every bucket`);
+    else if (
+      !expression.includes('gcf-v2-sources-') ||
+      /startsWith\(\\?"projects\/_\/buckets\/\\?"\)/.test(expression)
+    )
+      problems.push(`google_project_iam_member.${name}: its condition must name the sources buckets`);
+    else reads = true;
+  }
+  for (const blocks of Object.values<Json[]>(tf.resource.google_storage_bucket_iam_member ?? {}))
+    if (blocks[0]?.member === member && blocks[0]?.bucket === '${google_storage_bucket.sources.name}')
+      reads = true;
+  if (!reads) problems.push('the build account cannot read the function sources (builds would fail)');
+  return result('the build reads the function sources only', problems);
+}
+
+// ---------------------------------------------------------------- the public edge
+
+/** The TLS versions and ciphers the load balancer accepts, and what anyone may read of the UI bucket. */
+export function checkPublicEdge(tf: Terraform): CheckResult {
+  const problems: string[] = [];
+  const policies = (tf.resource.google_compute_ssl_policy ?? {}) as Record<string, Json[]>;
+  for (const [name, blocks] of Object.entries<Json[]>(tf.resource.google_compute_target_https_proxy ?? {})) {
+    const ref = /^\$\{google_compute_ssl_policy\.(\w+)\.(?:id|self_link|name)\}$/.exec(
+      String(blocks[0]?.ssl_policy),
+    );
+    const policy = ref ? policies[ref[1]!]?.[0] : undefined;
+    if (!policy) {
+      problems.push(
+        `google_compute_target_https_proxy.${name} has no ssl_policy: TLS 1.0 and 1.1 are accepted`,
+      );
+      continue;
+    }
+    if (!['MODERN', 'RESTRICTED'].includes(String(policy.profile)))
+      problems.push(`google_compute_ssl_policy.${ref![1]} has profile ${policy.profile}; use MODERN`);
+    if (!['TLS_1_2', 'TLS_1_3'].includes(String(policy.min_tls_version)))
+      problems.push(
+        `google_compute_ssl_policy.${ref![1]} accepts ${policy.min_tls_version ?? 'TLS_1_0'}; the minimum must be TLS_1_2`,
+      );
+  }
+  for (const type of ['google_storage_bucket_iam_member', 'google_storage_bucket_iam_binding']) {
+    for (const [name, blocks] of Object.entries<Json[]>(tf.resource[type] ?? {})) {
+      const block = blocks[0] ?? {};
+      const members = JSON.stringify(block.member ?? block.members ?? '');
+      if (/allUsers|allAuthenticatedUsers/.test(members) && block.role !== 'roles/storage.legacyObjectReader')
+        problems.push(
+          `${type}.${name} gives the public ${block.role}; roles/storage.legacyObjectReader reads objects without listing the bucket`,
+        );
+    }
+  }
+  return result('TLS 1.2 or later, and the public reads UI objects only', problems);
+}
+
+// ---------------------------------------------------------------- the relay's signature
+
+/**
+ * The relay is deployed with an event trigger but reads an HTTP request's headers: it must
+ * register itself with the Functions Framework as an HTTP function under the entry point,
+ * or the platform may call it with the `cloudevent` signature (no request, no response).
+ */
+export async function checkRelayHandler(tf: Terraform): Promise<CheckResult> {
+  const problems: string[] = [];
+  const entryPoint = String(
+    (tf.resource.google_cloudfunctions2_function?.fn?.[0]?.build_config as Json[] | undefined)?.[0]
+      ?.entry_point,
+  );
+  const { relayFunction } = await import('../functions/entry/relay-function.ts');
+  const registered: [string, string][] = [];
+  const framework = {
+    http: (name: string) => registered.push(['http', name]),
+    cloudEvent: (name: string) => registered.push(['cloudEvent', name]),
+  };
+  (relayFunction as (deps: unknown, functions?: unknown) => unknown)(offlineDeps(), framework);
+  if (!registered.some(([type, name]) => type === 'http' && name === entryPoint))
+    problems.push(
+      `relayFunction() does not register an HTTP function "${entryPoint}" with the Functions Framework ` +
+        `(it registered ${registered.length ? registered.map((r) => r.join(' ')).join(', ') : 'nothing'})`,
+    );
+  return result('the event relay is served as an HTTP function', problems);
+}
+
 // ---------------------------------------------------------------- firebase.json
 
 /** The paths firebase.json's hosting rewrites send to functions or Cloud Run, by function name. */
@@ -861,6 +1300,12 @@ export async function runDeployChecks(options: { terraformCli?: boolean } = {}):
     checkRunnerSandbox(tf),
     checkRunnerSecrets(tf),
     checkRunQueue(tf),
+    checkTimeouts(tf, longRequestFamilies(entries)),
+    checkPublishers(tf),
+    checkBuildAccount(tf),
+    checkPublicEdge(tf),
+    checkSecretMounts(tf, await secretsReadByBundles(entries)),
+    await checkRelayHandler(tf),
     checkFirebase(tf, firebase),
     await checkWebUi(tf),
   ];

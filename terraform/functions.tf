@@ -4,29 +4,66 @@
 # `npm run check:deploy` fails until every entry has its function and every route
 # of the family reaches it. `health` also takes `/api/*`: an API path that no family
 # serves gets the contract's 404 body (every path outside /api/ is the web UI, ui.tf).
+#
+# `secrets`: the groups of local.secret_env mounted on the function, only those its code
+# reads (`npm run check:deploy` compares them with what each bundle reads). `timeout`:
+# seconds, for a function whose requests may take longer than local.timeouts gives its kind.
 locals {
   functions = {
-    health             = { kind = "http", paths = ["/api/health", "/api/*"] }
-    openapi            = { kind = "http", paths = ["/api/openapi.json"] }
-    tokens             = { kind = "http", paths = ["/api/tokens/*"] }
-    auth               = { kind = "http", paths = ["/api/auth/*"] }
-    tenants            = { kind = "http", paths = ["/api/tenants", "/api/tenants/*"] }
-    users              = { kind = "http", paths = ["/api/users", "/api/users/*"] }
-    api-keys           = { kind = "http", paths = ["/api/api-keys", "/api/api-keys/*"] }
-    workers            = { kind = "http", paths = ["/api/workers", "/api/workers/*"] }
-    enrollment-secrets = { kind = "http", paths = ["/api/enrollment-secrets", "/api/enrollment-secrets/*"] }
-    contexts           = { kind = "http", paths = ["/api/contexts/*"] }
-    jobs               = { kind = "http", paths = ["/api/jobs", "/api/jobs/*"] }
-    events             = { kind = "http", paths = ["/api/events"] }
-    secrets            = { kind = "http", paths = ["/api/secrets", "/api/secrets/*"] }
-    variables          = { kind = "http", paths = ["/api/variables", "/api/variables/*"] }
-    messages           = { kind = "http", paths = ["/api/messages"] }
-    worker-api         = { kind = "http", paths = ["/api/worker/*"] }
-    scheduled          = { kind = "tasks", paths = [] }
+    health             = { kind = "http", paths = ["/api/health", "/api/*"], secrets = [] }
+    openapi            = { kind = "http", paths = ["/api/openapi.json"], secrets = [] }
+    tokens             = { kind = "http", paths = ["/api/tokens/*"], secrets = ["signing"] }
+    auth               = { kind = "http", paths = ["/api/auth/*"], secrets = ["signing"] }
+    tenants            = { kind = "http", paths = ["/api/tenants", "/api/tenants/*"], secrets = ["signing"] }
+    users              = { kind = "http", paths = ["/api/users", "/api/users/*"], secrets = ["signing"] }
+    api-keys           = { kind = "http", paths = ["/api/api-keys", "/api/api-keys/*"], secrets = ["signing"] }
+    workers            = { kind = "http", paths = ["/api/workers", "/api/workers/*"], secrets = ["signing"] }
+    enrollment-secrets = { kind = "http", paths = ["/api/enrollment-secrets", "/api/enrollment-secrets/*"], secrets = ["signing"] }
+    contexts           = { kind = "http", paths = ["/api/contexts/*"], secrets = ["signing"] }
+    jobs               = { kind = "http", paths = ["/api/jobs", "/api/jobs/*"], secrets = ["signing", "secrets"] }
+    events             = { kind = "http", paths = ["/api/events"], secrets = ["signing"] }
+    secrets            = { kind = "http", paths = ["/api/secrets", "/api/secrets/*"], secrets = ["signing", "secrets"] }
+    variables          = { kind = "http", paths = ["/api/variables", "/api/variables/*"], secrets = ["signing"] }
+    messages           = { kind = "http", paths = ["/api/messages"], secrets = ["signing"] }
+    # The workers' long poll (GET /api/worker/messages, up to 55 s) and server-sent events
+    # (GET /api/worker/stream, open until the token expires) hold requests open: the load
+    # balancer keeps a stream open up to this timeout.
+    worker-api = { kind = "http", paths = ["/api/worker/*"], secrets = ["signing", "secrets"], timeout = 3600 }
+    scheduled  = { kind = "tasks", paths = [], secrets = [] }
     # Pub/Sub pushes the cloud worker's run requests to it (terraform/runs.tf).
-    runner = { kind = "runs", paths = [] }
+    runner = { kind = "runs", paths = [], secrets = ["secrets"] }
     # Eventarc calls it for every event recorded in Firestore: message triggers see it.
-    event-relay = { kind = "relay", paths = [] }
+    event-relay = { kind = "relay", paths = [], secrets = [] }
+  }
+
+  # Request timeouts in seconds, by kind (a function's own `timeout` wins). An API request
+  # answers within a minute; an event-driven function (the relay) may have at most 540 s.
+  timeouts = {
+    http  = 60
+    tasks = var.scheduled_timeout_seconds
+    runs  = var.runner_timeout_seconds
+    relay = 60
+  }
+
+  # The identity each kind runs as: the API; the cloud worker (the scheduled tick and the
+  # runner: no storage role, no signing key); the event relay (reads events, publishes to
+  # the worker topic, reads no secret).
+  service_accounts = {
+    http  = google_service_account.api.email
+    tasks = google_service_account.runner.email
+    runs  = google_service_account.runner.email
+    relay = google_service_account.relay.email
+  }
+
+  # The secrets a function may be given, by the group names of local.functions' `secrets`.
+  secret_env = {
+    signing = {
+      SLUICE_SIGNING_KEY           = google_secret_manager_secret.signing_key.secret_id
+      SLUICE_PREVIOUS_SIGNING_KEYS = google_secret_manager_secret.previous_signing_keys.secret_id
+    }
+    secrets = {
+      SLUICE_SECRETS_KEY = google_secret_manager_secret.secrets_key.secret_id
+    }
   }
 
   http_functions = { for name, fn in local.functions : name => fn if fn.kind == "http" }
@@ -47,9 +84,6 @@ locals {
     SLUICE_TENANT_RUN_CAP   = tostring(var.tenant_run_cap)
     SLUICE_SHARD_OBJECTS    = tostring(var.shard_objects)
   }
-
-  # The scheduled tick and the runner run as the runner identity (no storage role, no signing key).
-  runner_kinds = ["tasks", "runs"]
 }
 
 resource "google_storage_bucket" "sources" {
@@ -95,10 +129,10 @@ resource "google_cloudfunctions2_function" "fn" {
   }
 
   service_config {
-    service_account_email            = contains(local.runner_kinds, each.value.kind) ? google_service_account.runner.email : google_service_account.api.email
+    service_account_email            = local.service_accounts[each.value.kind]
     available_memory                 = each.value.kind == "tasks" ? var.scheduled_memory : each.value.kind == "runs" ? var.runner_memory : var.function_memory
     available_cpu                    = var.function_cpu
-    timeout_seconds                  = each.value.kind == "tasks" ? var.scheduled_timeout_seconds : each.value.kind == "runs" ? var.runner_timeout_seconds : 3600
+    timeout_seconds                  = try(each.value.timeout, local.timeouts[each.value.kind])
     max_instance_request_concurrency = each.value.kind == "tasks" ? 1 : each.value.kind == "runs" ? var.runner_concurrency : var.function_concurrency
     max_instance_count               = each.value.kind == "tasks" ? 1 : each.value.kind == "runs" ? var.runner_max_instances : var.function_max_instances
     min_instance_count               = each.value.kind == "http" ? var.function_min_instances : 0
@@ -112,24 +146,17 @@ resource "google_cloudfunctions2_function" "fn" {
       SLUICE_READ_THREADS = tostring(tonumber(var.function_cpu) >= 2 ? floor(tonumber(var.function_cpu)) : 0)
     } : {})
 
-    # The signing keys reach the API functions only: the runner and the relay issue and verify no token.
+    # Only the secrets the function's code reads (local.functions `secrets`): the signing keys
+    # reach the API functions that issue or verify tokens, the secrets key those that
+    # encrypt or resolve secrets; the relay, the scheduled tick, health and openapi get none.
     dynamic "secret_environment_variables" {
-      for_each = each.value.kind != "http" ? {} : {
-        SLUICE_SIGNING_KEY           = google_secret_manager_secret.signing_key.secret_id
-        SLUICE_PREVIOUS_SIGNING_KEYS = google_secret_manager_secret.previous_signing_keys.secret_id
-      }
+      for_each = merge({}, [for group in each.value.secrets : local.secret_env[group]]...)
       content {
         key        = secret_environment_variables.key
         project_id = var.project_id
         secret     = secret_environment_variables.value
         version    = "latest"
       }
-    }
-    secret_environment_variables {
-      key        = "SLUICE_SECRETS_KEY"
-      project_id = var.project_id
-      secret     = google_secret_manager_secret.secrets_key.secret_id
-      version    = "latest"
     }
   }
 
@@ -158,6 +185,7 @@ resource "google_cloudfunctions2_function" "fn" {
     google_secret_manager_secret_iam_member.api,
     google_secret_manager_secret_iam_member.runner,
     google_project_iam_member.build,
+    google_project_iam_member.build_reads_sources,
   ]
 }
 

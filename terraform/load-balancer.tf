@@ -13,6 +13,8 @@ resource "google_compute_global_address" "api" {
   depends_on = [google_project_service.apis]
 }
 
+# Without `domain`, the name is <ip>.sslip.io: a third party's DNS answers for it, and
+# whoever controls that DNS can obtain a certificate for the name. For trials only.
 locals {
   domain = var.domain != "" ? var.domain : "${replace(google_compute_global_address.api.address, ".", "-")}.sslip.io"
 }
@@ -83,10 +85,19 @@ resource "google_compute_managed_ssl_certificate" "api" {
   }
 }
 
+# TLS 1.2 or later with modern ciphers only (the default policy accepts TLS 1.0 and 1.1).
+resource "google_compute_ssl_policy" "api" {
+  name            = "${var.name_prefix}-api"
+  profile         = "MODERN"
+  min_tls_version = "TLS_1_2"
+  depends_on      = [google_project_service.apis]
+}
+
 resource "google_compute_target_https_proxy" "api" {
   name             = "${var.name_prefix}-api"
   url_map          = google_compute_url_map.api.id
   ssl_certificates = [google_compute_managed_ssl_certificate.api.id]
+  ssl_policy       = google_compute_ssl_policy.api.self_link
 }
 
 resource "google_compute_global_forwarding_rule" "https" {

@@ -42,3 +42,7 @@ output "runner_url" {
 output "run_push_service_account" {
   value = google_service_account.run_push.email
 }
+
+output "relay_service_account" {
+  value = google_service_account.relay.email
+}

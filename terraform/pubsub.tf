@@ -37,6 +37,11 @@ resource "google_pubsub_topic_iam_member" "dead_letter_publisher" {
   member = local.pubsub_agent
 }
 
+# The agent must be able to acknowledge on every subscription with a dead-letter policy:
+# sluice-runs-runner (terraform/runs.tf) and the per-worker subscriptions `sluice-w.*`,
+# which the API creates at run time, so no grant made here can name them. Hence the
+# project: the agent is Google's own identity, used by Pub/Sub alone, which no tenant and
+# no Sluice function can act as.
 resource "google_project_iam_member" "pubsub_agent_subscriber" {
   project = var.project_id
   role    = "roles/pubsub.subscriber"
@@ -79,4 +84,19 @@ resource "google_project_iam_member" "api_worker_subscriptions" {
   project = var.project_id
   role    = google_project_iam_custom_role.api_worker_subscriptions.id
   member  = "serviceAccount:${google_service_account.api.email}"
+}
+
+# The cloud worker (the scheduled tick drains the outbox: functions/messaging/outbox.ts) and
+# the event relay (functions/messaging/event-relay.ts) publish worker messages. Publishing
+# to this topic is all either may do with it; neither holds a project-wide Pub/Sub role.
+resource "google_pubsub_topic_iam_member" "runner_publishes_worker_messages" {
+  topic  = google_pubsub_topic.worker_messages.name
+  role   = "roles/pubsub.publisher"
+  member = "serviceAccount:${google_service_account.runner.email}"
+}
+
+resource "google_pubsub_topic_iam_member" "relay_publishes_worker_messages" {
+  topic  = google_pubsub_topic.worker_messages.name
+  role   = "roles/pubsub.publisher"
+  member = "serviceAccount:${google_service_account.relay.email}"
 }

@@ -100,3 +100,12 @@ resource "google_pubsub_topic_iam_member" "api_requests_runs" {
   role   = "roles/pubsub.publisher"
   member = "serviceAccount:${google_service_account.api.email}"
 }
+
+# The cloud worker publishes run requests: the tick (functions/runs/dispatch.ts), a run's
+# continuation after its budget (runner.ts) and the parts of a large listing (shards.ts).
+# It pulls nothing in the cloud (Pub/Sub pushes to it), so it holds no subscriber role.
+resource "google_pubsub_topic_iam_member" "runner_requests_runs" {
+  topic  = google_pubsub_topic.runs.name
+  role   = "roles/pubsub.publisher"
+  member = "serviceAccount:${google_service_account.runner.email}"
+}

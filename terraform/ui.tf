@@ -34,9 +34,10 @@ resource "google_storage_bucket" "web" {
   }
 }
 
+# Anyone may read an object by its name (the backend bucket needs it), not list the bucket.
 resource "google_storage_bucket_iam_member" "web_public" {
   bucket = google_storage_bucket.web.name
-  role   = "roles/storage.objectViewer"
+  role   = "roles/storage.legacyObjectReader"
   member = "allUsers"
 }
 

@@ -22,7 +22,7 @@ variable "name_prefix" {
 }
 
 variable "domain" {
-  description = "Host name of the API. Empty: <load balancer IP>.sslip.io, which a Google-managed certificate also covers."
+  description = "Host name of the API; required in production. Empty: <load balancer IP>.sslip.io, for trials only (a third party's DNS answers for that name)."
   type        = string
   default     = ""
 }

@@ -7,6 +7,14 @@
  * which the `ce-document` (or `ce-subject`) header names, and reads the event from the log.
  * A failure answers 500, so Eventarc delivers the event again.
  *
+ * The handler reads the request's headers, so it must be served as an HTTP function: the
+ * platform may start a function that has an event trigger with the `cloudevent` signature
+ * (FUNCTION_SIGNATURE_TYPE), which would call it with a parsed CloudEvent and no response.
+ * `relayFunction` therefore registers it with the Functions Framework as an HTTP function
+ * named `handler` (the entry point, terraform/functions.tf), and a registered function's
+ * signature is the one the framework serves, whatever the platform asked for. Where the
+ * framework is not installed (tests, the local stack) nothing is registered.
+ *
  * @example
  *   export const handler = relayFunction();
  */
@@ -15,6 +23,24 @@ import type { AppDeps } from '../app/deps.ts';
 import { eventsCollection } from '../events/event-log.ts';
 import { eventFromStored, relayEvents } from '../messaging/event-relay.ts';
 import { cloudDeps } from './http-function.ts';
+
+/** The function's entry point (`entry_point` in terraform/functions.tf). */
+export const RELAY_ENTRY_POINT = 'handler';
+
+type RelayHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+interface FunctionsFramework {
+  http(name: string, handler: RelayHandler): void;
+}
+
+/**
+ * The Functions Framework that runs the archive (a dependency of every archive,
+ * scripts/build.ts), loaded before the entry module's body runs: the framework looks for a
+ * registered function as soon as it has imported the module. The name is a variable so that
+ * TypeScript does not look for the package, which only the deployed archive installs.
+ */
+const FRAMEWORK_PACKAGE = '@google-cloud/functions-framework';
+const framework = (await import(FRAMEWORK_PACKAGE).catch(() => undefined)) as FunctionsFramework | undefined;
 
 const EVENT_DOCUMENT = /^(?:documents\/)?tenants\/([^/]+)\/events\/([^/]+)$/;
 
@@ -30,8 +56,8 @@ export function eventDocumentOf(
   return undefined;
 }
 
-export function relayFunction(deps: AppDeps = cloudDeps()) {
-  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+export function relayFunction(deps: AppDeps = cloudDeps(), functions = framework): RelayHandler {
+  const handler: RelayHandler = async (req, res) => {
     const where = eventDocumentOf(req.headers);
     if (!where) {
       // Not an event document: nothing to retry.
@@ -52,6 +78,8 @@ export function relayFunction(deps: AppDeps = cloudDeps()) {
       reply(res, 500);
     }
   };
+  functions?.http(RELAY_ENTRY_POINT, handler);
+  return handler;
 }
 
 function reply(res: ServerResponse, status: number): void {
