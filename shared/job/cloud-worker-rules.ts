@@ -1,6 +1,6 @@
 /**
  * What a job must bring to run on the built-in `cloud` worker. That worker runs every
- * tenant's jobs inside the control plane's own scheduled function, so a job there may not
+ * tenant's jobs inside the control plane's own `runner` function, so a job there may not
  * borrow the function's identity (a `gcs` job without credentials would read buckets as
  * the runner's service account, other tenants' included) nor read the function's files
  * (a credentials `path`), nor write them (the `file` output). The `gcs` and `pubsub`
