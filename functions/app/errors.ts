@@ -24,6 +24,13 @@ export function toApiError(err: unknown): ApiError | undefined {
   }
   if (isBackendUnavailable(err))
     return ApiError.unavailable('a backing service is unavailable; retry shortly');
+  // A Firestore transaction that lost to other writes of the same documents every time it
+  // was tried: nothing was written, and the same request a moment later goes through.
+  if ((err as { code?: unknown })?.code === ABORTED)
+    return ApiError.unavailable(
+      'other writes to the same data got in the way; nothing was changed, retry shortly',
+      1,
+    );
   return undefined;
 }
 
@@ -40,6 +47,9 @@ export function onError(err: Error, c: Context<AppEnv>): Response {
 export function onNotFound(c: Context<AppEnv>): Response {
   return errorResponse(c, ApiError.notFound(`no route for ${c.req.method} ${c.req.path}`));
 }
+
+/** gRPC's ABORTED. */
+const ABORTED = 10;
 
 /** gRPC UNAVAILABLE / DEADLINE_EXCEEDED or a refused connection from a Google client. */
 function isBackendUnavailable(err: unknown): boolean {
