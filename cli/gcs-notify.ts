@@ -1,8 +1,9 @@
 /**
  * What `sluice gcs notify BUCKET --job NAME` sets up, so that a `gcs` input can read the
  * bucket's new objects by notification (`notifications: {subscription}`): a Pub/Sub topic,
- * the right for the bucket's Cloud Storage service agent to publish to it, a subscription,
- * and the bucket's notification config (`OBJECT_FINALIZE`, payload `JSON_API_V1`, the
+ * the right for the bucket's Cloud Storage service agent to publish to it, a subscription
+ * (never expires, keeps notifications 7 days: one that existed without is changed, or
+ * warned about), and the bucket's notification config (`OBJECT_FINALIZE`, payload `JSON_API_V1`, the
  * object resource the input reads). Each step keeps what exists, so running it again
  * changes nothing, and running it again after a failure goes on where it stopped. What
  * exists but would not deliver (a subscription on another topic, another config of the
@@ -55,10 +56,29 @@ export interface NotifySetup {
   wakeSubscription?: string;
   /** What this call made (the rest existed). */
   created: string[];
+  /** What this call changed of what existed (a subscription's retention or expiry). */
+  updated: string[];
+  /** What exists and is not as it should be, and could not be changed: what to run. */
+  warnings: string[];
 }
 
 const PUBLISHER = 'roles/pubsub.publisher';
 const FINALIZE = 'OBJECT_FINALIZE';
+
+/**
+ * How long the job's subscription keeps a notification nobody acknowledged: 7 days. A job
+ * that does not run for longer loses the older ones; one listing (`backfill: true`) then
+ * reads their objects. Pub/Sub now takes up to 31 days (kept unacknowledged for more than a
+ * day, messages are billed as storage), the Pub/Sub emulator 7 at most: a longer retention
+ * set by hand is kept.
+ */
+export const RETENTION_SECONDS = 7 * 24 * 3600;
+/**
+ * An expiration policy without a `ttl`: the subscription is never deleted. Pub/Sub's default
+ * deletes one after 31 days without activity (a job undeployed for a while, a sparse
+ * trigger), and the notifications with it.
+ */
+const NEVER_EXPIRES = {};
 
 export interface SetUpOptions {
   env?: NodeJS.ProcessEnv;
@@ -97,6 +117,8 @@ async function setUp(
   options: SetUpOptions,
   created: string[],
 ): Promise<NotifySetup> {
+  const updated: string[] = [];
+  const warnings: string[] = [];
   const env = options.env ?? process.env;
   const bucket = storage.bucket(request.bucket);
   const [bucketExists] = await bucket.exists();
@@ -120,10 +142,10 @@ async function setUp(
     );
   const subscription = pubsub.subscription(subscriptionName);
   const subscriptionExists = (await subscription.exists())[0];
-  if (subscriptionExists) await expectTopic(subscription, topicName);
+  const existing = subscriptionExists ? await expectTopic(subscription, topicName) : undefined;
   const wake = wakeSubscription ? pubsub.subscription(wakeSubscription) : undefined;
   const wakeExists = wake ? (await wake.exists())[0] : false;
-  if (wake && wakeExists) await expectTopic(wake, topicName);
+  const existingWake = wake && wakeExists ? await expectTopic(wake, topicName) : undefined;
 
   const topic = pubsub.topic(topicName);
   if (!(await topic.exists())[0]) {
@@ -141,8 +163,14 @@ async function setUp(
 
   if (!subscriptionExists) {
     // A minute to read an object before Pub/Sub offers its notification again.
-    await topic.createSubscription(subscriptionName, { ackDeadlineSeconds: 60 });
+    await topic.createSubscription(subscriptionName, {
+      ackDeadlineSeconds: 60,
+      expirationPolicy: NEVER_EXPIRES,
+      messageRetentionDuration: { seconds: RETENTION_SECONDS },
+    });
     created.push('subscription');
+  } else if (existing) {
+    await keepSubscription(subscription, existing, 'subscription', { retention: true }, updated, warnings);
   }
 
   if (!notification) {
@@ -179,12 +207,24 @@ async function setUp(
           }
         : {}),
     };
-    if (wakeExists) await wake.modifyPushConfig(pushConfig);
-    else {
+    if (wakeExists) {
+      await wake.modifyPushConfig(pushConfig);
+      // Expired, it would wake the job no more, and the notifications would wait unread.
+      if (existingWake)
+        await keepSubscription(
+          wake,
+          existingWake,
+          'wake subscription',
+          { retention: false },
+          updated,
+          warnings,
+        );
+    } else {
       // Back-off for a wake that comes while the job runs (answered "later"): the run that
       // follows reads what is waiting.
       await topic.createSubscription(wakeSubscription, {
         ackDeadlineSeconds: 60,
+        expirationPolicy: NEVER_EXPIRES,
         pushConfig,
         retryPolicy: { minimumBackoff: { seconds: 10 }, maximumBackoff: { seconds: 300 } },
       });
@@ -199,7 +239,54 @@ async function setUp(
     serviceAgent,
     ...(wakeSubscription ? { wakeSubscription } : {}),
     created,
+    updated,
+    warnings,
   };
+}
+
+interface SubscriptionMetadata {
+  topic?: string | null;
+  expirationPolicy?: { ttl?: { seconds?: unknown } | null } | null;
+  messageRetentionDuration?: { seconds?: unknown } | null;
+}
+
+/**
+ * Brings a subscription that existed up to what `notify` makes: never expires and (the job's
+ * own) keeps notifications 7 days. What Pub/Sub refuses to change (the emulator cannot change
+ * an expiration policy; an account may lack the right) is a warning with the command to run,
+ * not a failure: the rest of the set-up stands.
+ */
+async function keepSubscription(
+  subscription: ReturnType<PubSub['subscription']>,
+  metadata: SubscriptionMetadata,
+  label: string,
+  { retention }: { retention: boolean },
+  updated: string[],
+  warnings: string[],
+): Promise<void> {
+  const name = subscription.name;
+  const retained = Number(metadata.messageRetentionDuration?.seconds ?? 0);
+  if (retention && retained < RETENTION_SECONDS) {
+    try {
+      await subscription.setMetadata({ messageRetentionDuration: { seconds: RETENTION_SECONDS } });
+      updated.push(`${label} message retention: 7 days`);
+    } catch (err) {
+      warnings.push(
+        `${label} ${name} keeps notifications ${retained ? `${retained} s` : 'less than 7 days'}: a job that does not run for longer loses the older ones, and could not change that (${errorMessage(err)}); run gcloud pubsub subscriptions update ${name} --message-retention-duration=7d`,
+      );
+    }
+  }
+  // No policy (the emulator's default) or one with a ttl (Pub/Sub's: 31 days) expires.
+  if (!metadata.expirationPolicy || metadata.expirationPolicy.ttl) {
+    try {
+      await subscription.setMetadata({ expirationPolicy: NEVER_EXPIRES });
+      updated.push(`${label} expiration: never`);
+    } catch (err) {
+      warnings.push(
+        `${label} ${name} may expire (Pub/Sub deletes it after ${metadata.expirationPolicy?.ttl ? `${Number(metadata.expirationPolicy.ttl.seconds ?? 0) / 86_400} days` : 'a while'} without activity, and the notifications with it), and could not change that (${errorMessage(err)}); run gcloud pubsub subscriptions update ${name} --expiration-period=never`,
+      );
+    }
+  }
 }
 
 /**
@@ -249,15 +336,17 @@ function describeConfig(config: NotificationMetadata): string {
   return `${events}${prefix} (payload ${config.payload_format ?? 'JSON_API_V1'})`;
 }
 
+/** The subscription's metadata, once it is known to receive `topicName`. */
 async function expectTopic(
   subscription: ReturnType<PubSub['subscription']>,
   topicName: string,
-): Promise<void> {
+): Promise<SubscriptionMetadata> {
   const [metadata] = await subscription.getMetadata();
   if (metadata.topic !== topicName)
     throw new NotifySetupError(
       `subscription ${subscription.name} exists but receives ${metadata.topic === '_deleted-topic_' ? 'a deleted topic' : `topic ${metadata.topic}`}, not ${topicName}. Delete it (gcloud pubsub subscriptions delete ${subscription.name}) and run this again, or choose another --name`,
     );
+  return metadata as SubscriptionMetadata;
 }
 
 /** `projects.serviceAccount.get` for the bucket's project (by number, as the bucket names it). */

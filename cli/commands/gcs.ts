@@ -5,15 +5,18 @@
  * the subscription to put into the job.
  */
 import { Option } from 'commander';
-import { BUCKET_NAME } from '../../shared/job/inputs/gcs.ts';
+import {
+  BUCKET_NAME,
+  PROJECT_ID,
+  PROJECT_ID_RULE,
+  PUBSUB_NAME,
+  PUBSUB_NAME_RULE,
+} from '../../shared/job/inputs/gcs.ts';
 import { JOB_NAME } from '../../shared/job/schema.ts';
 import { CliError } from '../exit-codes.ts';
 import { NotifySetupError, setUpBucketNotifications, type WakeRequest } from '../gcs-notify.ts';
 import { printResult } from '../output.ts';
 import type { CommandGroup } from './index.ts';
-
-/** Pub/Sub resource names: 3-255 characters, a letter first. */
-const RESOURCE_NAME = /^[A-Za-z][\w.~+%-]{2,254}$/;
 
 export const gcsCommands: CommandGroup = (program, wrap) => {
   const gcs = program.command('gcs').description('Cloud Storage set-up for gcs inputs');
@@ -66,14 +69,24 @@ export const gcsCommands: CommandGroup = (program, wrap) => {
         // The bucket in the name: two jobs of one name (in two tenants) reading two buckets
         // must not share a subscription, or each would take, and drop, the other's messages.
         const name = chosen ?? `sluice-gcs-${bucket}-${job}`.slice(0, 255);
-        if (!RESOURCE_NAME.test(name))
-          throw CliError.usage(
-            `"${name}" is not a Pub/Sub name (a letter, then 2-254 of letters, digits, - _ . ~ + %)`,
-          );
+        // The job names the subscription with the rules it is checked by (shared/job/inputs/gcs.ts).
+        if (!PUBSUB_NAME.test(name))
+          throw CliError.usage(`"${name}" is not a Pub/Sub name (${PUBSUB_NAME_RULE})`);
         const wake = wakeRequest(job, runnerUrl, tenant, pushServiceAccount);
         const project = given ?? ctx.env.GOOGLE_CLOUD_PROJECT ?? ctx.env.PUBSUB_PROJECT_ID;
         if (!project)
           throw CliError.usage('which project? pass --project PROJECT_ID (or set GOOGLE_CLOUD_PROJECT)');
+        if (!PROJECT_ID.test(project)) {
+          const from =
+            given !== undefined
+              ? ''
+              : ctx.env.GOOGLE_CLOUD_PROJECT
+                ? ' (GOOGLE_CLOUD_PROJECT)'
+                : ' (PUBSUB_PROJECT_ID)';
+          throw CliError.usage(
+            `"${project}"${from} is not a project ID the job's notifications.subscription takes (${PROJECT_ID_RULE}): the subscription made would be refused`,
+          );
+        }
         // Half on emulators would make real topics for a bucket that is not real, or the reverse.
         if (!ctx.env.STORAGE_EMULATOR_HOST !== !ctx.env.PUBSUB_EMULATOR_HOST)
           throw CliError.usage(
@@ -108,8 +121,9 @@ export const gcsCommands: CommandGroup = (program, wrap) => {
             { env: ctx.env, onWait: (message) => ctx.io.stderr(`${message}\n`) },
           );
           printResult(ctx.io, setup, ctx.globals.output);
+          for (const warning of setup.warnings) ctx.io.stderr(`warning: ${warning}\n`);
           ctx.io.stderr(
-            `${setup.created.length ? `created: ${setup.created.join(', ')}` : 'everything was set up already'}\nadd to the job's gcs input (fingerprinting: true is needed too):\n  notifications:\n    subscription: ${setup.subscription}\n${setup.wakeSubscription ? `each notification also wakes job ${job} on the cloud worker (through ${setup.wakeSubscription})\n` : ''}`,
+            `${setup.created.length ? `created: ${setup.created.join(', ')}` : setup.updated.length ? 'the rest was set up already' : 'everything was set up already'}\n${setup.updated.length ? `updated: ${setup.updated.join(', ')}\n` : ''}add to the job's gcs input (fingerprinting: true is needed too):\n  notifications:\n    subscription: ${setup.subscription}\n${setup.wakeSubscription ? `each notification also wakes job ${job} on the cloud worker (through ${setup.wakeSubscription})\n` : ''}`,
           );
         } catch (err) {
           if (!(err instanceof NotifySetupError)) throw err;

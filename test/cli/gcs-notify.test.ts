@@ -116,6 +116,31 @@ describe('sluice gcs notify', () => {
     expect((await storage.bucket(bucket).getNotifications())[0]).toEqual([]);
   });
 
+  it('refuses a project ID the job would refuse, before making anything', async () => {
+    const bucket = `bad-project-${randomUUID().slice(0, 8)}`;
+    await storage.createBucket(bucket);
+    const env = {
+      STORAGE_EMULATOR_HOST: emulator.url,
+      PUBSUB_EMULATOR_HOST: process.env.PUBSUB_EMULATOR_HOST,
+    };
+    for (const project of ['demo', 'Demo-Project', 'example.com:project', 'ends-with-dash-']) {
+      const refused = await runCli(['gcs', 'notify', bucket, '--job', 'orders', '--project', project], {
+        env,
+      });
+      expect(refused.code, project).toBe(2);
+      expect(refused.stderr, project).toContain(`"${project}" is not a project ID`);
+    }
+    const fromEnv = await runCli(['gcs', 'notify', bucket, '--job', 'orders'], {
+      env: { ...env, GOOGLE_CLOUD_PROJECT: 'demo' },
+    });
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toContain('"demo" (GOOGLE_CLOUD_PROJECT) is not a project ID');
+    expect((await new PubSub({ projectId: 'demo' }).topic(`sluice-gcs-${bucket}-orders`).exists())[0]).toBe(
+      false,
+    );
+    expect((await storage.bucket(bucket).getNotifications())[0]).toEqual([]);
+  });
+
   it('--wake adds a push subscription to the runner function that names the tenant and job', async () => {
     const bucket = `wake-${randomUUID().slice(0, 8)}`;
     await storage.createBucket(bucket);
@@ -145,6 +170,53 @@ describe('sluice gcs notify', () => {
     // Made for the runner, as terraform makes its pushes' tokens: Cloud Run checks the audience.
     expect(metadata.pushConfig?.oidcToken?.audience).toBe('https://runner-abc.a.run.app');
     expect(metadata.topic).toBe(setup.topic);
+  });
+
+  it('makes subscriptions that never expire and keep notifications 7 days, and says what an existing one lacks', async () => {
+    const bucket = `kept-${randomUUID().slice(0, 8)}`;
+    await storage.createBucket(bucket);
+    const made = await notify([
+      bucket,
+      '--job',
+      'kept',
+      '--tenant',
+      'acme',
+      '--wake',
+      'https://runner.example.com',
+      '-o',
+      'json',
+    ]);
+    expect(made.code, made.stderr).toBe(0);
+    const setup = JSON.parse(made.stdout);
+    for (const name of [setup.subscription, setup.wakeSubscription]) {
+      const [metadata] = await pubsub.subscription(name).getMetadata();
+      // An expiration policy without a ttl: never deleted for want of activity.
+      expect(metadata.expirationPolicy, name).toEqual({ ttl: null });
+    }
+    const [metadata] = await pubsub.subscription(setup.subscription).getMetadata();
+    expect(metadata.messageRetentionDuration).toMatchObject({ seconds: String(7 * 24 * 3600) });
+
+    // One made before (Pub/Sub's defaults, and a retention of an hour) is brought up to it
+    // where Pub/Sub lets it be changed, and what could not be is said, with the command.
+    const older = `kept-older-${randomUUID().slice(0, 8)}`;
+    await storage.createBucket(older);
+    const [topic] = await pubsub.createTopic(`sluice-gcs-${older}-kept`);
+    await topic.createSubscription(`sluice-gcs-${older}-kept`, {
+      ackDeadlineSeconds: 60,
+      messageRetentionDuration: { seconds: 3600 },
+    });
+    const again = await notify([older, '--job', 'kept', '-o', 'json']);
+    expect(again.code, again.stderr).toBe(0);
+    const result = JSON.parse(again.stdout);
+    expect(result.created).toEqual(['notification config']);
+    expect(result.updated).toEqual(['subscription message retention: 7 days']);
+    const [updated] = await pubsub.subscription(result.subscription).getMetadata();
+    expect(updated.messageRetentionDuration).toMatchObject({ seconds: String(7 * 24 * 3600) });
+    // The Pub/Sub emulator cannot change an expiration policy (Pub/Sub can).
+    expect(again.stderr).toContain(`warning: subscription ${result.subscription} may expire`);
+    expect(again.stderr).toContain(
+      `gcloud pubsub subscriptions update ${result.subscription} --expiration-period=never`,
+    );
   });
 
   it("grants the service agent of the bucket's project, not the topic's", async () => {

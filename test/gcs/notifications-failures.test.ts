@@ -170,6 +170,69 @@ describe('gcs input with notifications, when things go wrong', () => {
     expect(run.ended.skipped).toMatchObject({ malformed: 3 });
   }, 60_000);
 
+  it('a message whose generation is not a GCS generation, or whose payload names another object or bucket, reads nothing', async () => {
+    const { topic, subscription, fingerprints, watermarks } = await notified();
+    const job = fields(subscription, { 'object-names': ['forged/'], ...triggered });
+    await env.put('forged/victim.json', '{"v":1}\n');
+    const first = await env.run(job, { fingerprints, watermarks, notificationIdleMs: 500 });
+    expect(lines(first.events)).toEqual(['forged/victim.json:1']);
+    const [victim] = await env.storage.bucket(env.bucket).file('forged/victim.json').getMetadata();
+    await env.put('forged/unread.json', '{"v":3}\n');
+    const [unread] = await env.storage.bucket(env.bucket).file('forged/unread.json').getMetadata();
+    const forge = (resource: Record<string, unknown>, attributes: Record<string, string>) =>
+      topic.publishMessage({
+        json: resource,
+        attributes: {
+          eventType: 'OBJECT_FINALIZE',
+          bucketId: env.bucket,
+          objectId: String(resource.name),
+          payloadFormat: 'JSON_API_V1',
+          ...attributes,
+        },
+      });
+    // Too long for a generation: rounded (or Infinity) it would read the current version
+    // again, unpinned, under a fingerprint of its own.
+    for (const generation of ['9'.repeat(400), '17957439789300001', '9007199254740992'])
+      await forge({ ...victim, generation }, { objectGeneration: generation });
+    // The payload names another object, or bucket, than the attributes.
+    await forge(
+      { ...unread, name: 'forged/unread.json' },
+      { objectId: 'forged/victim.json', objectGeneration: String(unread.generation) },
+    );
+    await forge({ ...unread, bucket: 'another-bucket' }, { objectGeneration: String(unread.generation) });
+    const second = await env.run(job, { fingerprints, watermarks, notificationIdleMs: 1000 });
+    // unread.json's own notification still reads it, once.
+    expect(lines(second.events)).toEqual(['forged/unread.json:3']);
+    expect(second.ended.skipped).toMatchObject({ malformed: 5 });
+  }, 60_000);
+
+  it('a redeploy that widens object-names lists once more, for the objects it skipped before; one that changes nothing lists nothing', async () => {
+    const { subscription, fingerprints, watermarks } = await notified();
+    const run = (names: string[]) =>
+      env.run(fields(subscription, { 'object-names': names, ...triggered }), {
+        fingerprints,
+        watermarks,
+        notificationIdleMs: 500,
+      });
+    await env.put('narrow/a.json', '{"v":1}\n');
+    await env.put('wide/b.json', '{"v":2}\n');
+    const narrow = await run(['narrow/']);
+    expect(lines(narrow.events)).toEqual(['narrow/a.json:1']);
+    expect(narrow.ended).toMatchObject({ list_requests: 0, skipped: { 'not-named': 1 } });
+    expect((await run(['narrow/'])).ended).toMatchObject({ list_requests: 0, notifications: 0 });
+
+    // wide/b.json's notification was acknowledged as not named: only a listing finds it.
+    const widened = await run(['wide/', 'narrow/']);
+    expect(widened.ended.list_requests).toBeGreaterThan(0);
+    expect(lines(widened.events)).toEqual(['wide/b.json:2']);
+    // The same filters (in another order) list nothing.
+    const same = await run(['narrow/', 'wide/']);
+    expect(same.ended.list_requests).toBe(0);
+    expect(same.events).toEqual([]);
+    // Narrower filters read nothing the listing did not cover.
+    expect((await run(['wide/'])).ended.list_requests).toBe(0);
+  }, 60_000);
+
   it('ordered, without a trigger: each object is fingerprinted once delivered, with no notification after it', async () => {
     const { subscription, fingerprints, watermarks } = await notified();
     const big = Array.from({ length: 100 }, (_, i) => `{"v":${i}}\n`).join('');

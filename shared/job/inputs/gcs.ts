@@ -15,9 +15,19 @@ export const PREPROCESSORS = ['extension', 'gzip', 'parquet', 'base64'] as const
 
 export const BUCKET_NAME = /^[a-z0-9][a-z0-9._-]{1,221}[a-z0-9]$/;
 const BUCKET_NAME_RULE = '3-63 lowercase letters, digits, dashes, dots or underscores';
+/** A Google Cloud project ID, as a subscription's full name may give it (and `sluice gcs notify --project`). */
+const PROJECT_ID_SOURCE = '[a-z][a-z0-9-]{4,28}[a-z0-9]';
+export const PROJECT_ID = new RegExp(`^${PROJECT_ID_SOURCE}$`);
+export const PROJECT_ID_RULE =
+  '6-30 lowercase letters, digits or dashes, a letter first and no dash last (a domain-scoped ID, example.com:project, is not taken)';
+/** A Pub/Sub resource's short name: 3-255 characters, a letter first. */
+const PUBSUB_NAME_SOURCE = '[A-Za-z][\\w.~+%-]{2,254}';
+export const PUBSUB_NAME = new RegExp(`^${PUBSUB_NAME_SOURCE}$`);
+export const PUBSUB_NAME_RULE = 'a letter, then 2-254 of letters, digits, - _ . ~ + %';
 /** A Pub/Sub subscription: its short name (in the project of the credentials) or its full name. */
-export const SUBSCRIPTION_NAME =
-  /^(projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/subscriptions\/)?[A-Za-z][\w.~+%-]{2,254}$/;
+export const SUBSCRIPTION_NAME = new RegExp(
+  `^(projects\\/${PROJECT_ID_SOURCE}\\/subscriptions\\/)?${PUBSUB_NAME_SOURCE}$`,
+);
 
 /** The bucket alone (a trailing `/` is fine): a path would be silently ignored, so it is refused. */
 const STORAGE_URL = /^gs:\/\/[a-z0-9][a-z0-9._-]{1,221}[a-z0-9]\/?$/;

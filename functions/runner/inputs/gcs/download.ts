@@ -21,6 +21,28 @@ export interface ByteRange {
   end?: number;
 }
 
+/**
+ * A Cloud Storage generation as a download pins it: a positive integer of at most 16 digits
+ * that a number holds exactly (at most 2^53 - 1; generations are microseconds since 1970,
+ * 16 digits until the year 2255). A longer one would be rounded, or become Infinity, which
+ * the client sends as an empty `generation=`: the current version, unpinned.
+ */
+export function isGeneration(value: unknown): value is string {
+  return (
+    typeof value === 'string' && /^[1-9]\d{0,15}$/.test(value) && Number(value) <= Number.MAX_SAFE_INTEGER
+  );
+}
+
+/** Thrown, before any request, for a generation that cannot be pinned (see `isGeneration`). */
+export class UnpinnableGenerationError extends Error {
+  override name = 'UnpinnableGenerationError';
+  constructor(readonly generation: string) {
+    super(
+      `generation ${generation.slice(0, 40)}${generation.length > 40 ? '...' : ''} is not a Cloud Storage generation: not read`,
+    );
+  }
+}
+
 export async function* downloadBytes(
   bucket: Bucket,
   meta: Pick<ObjectMeta, 'name' | 'generation'>,
@@ -28,6 +50,9 @@ export async function* downloadBytes(
   range: ByteRange = {},
   onRequest: () => void = () => {},
 ): AsyncGenerator<Buffer> {
+  // '0': a version the listing did not name (`download-objects` by name) is read as it is.
+  if (meta.generation !== '0' && !isGeneration(meta.generation))
+    throw new UnpinnableGenerationError(meta.generation);
   const file = bucket.file(meta.name, meta.generation !== '0' ? { generation: Number(meta.generation) } : {});
   let offset = range.start ?? 0;
   for (let failures = 0; ; ) {

@@ -39,7 +39,13 @@ import { fingerprintKey } from './fingerprint-key.ts';
 import { InOrder } from './in-order.ts';
 import { listObjects, type ObjectMeta, PAGE_SIZE, toMeta } from './list.ts';
 import { listQueries, type TimeRange } from './list-range.ts';
-import { type Notice, notificationPages } from './notifications.ts';
+import {
+  type BackfillCoverage,
+  backfillCoverage,
+  covers,
+  type Notice,
+  notificationPages,
+} from './notifications.ts';
 import { rangeReader } from './parquet.ts';
 import { contentEvents } from './payload.ts';
 import { prefetch } from './prefetch.ts';
@@ -77,6 +83,34 @@ export interface GcsInputOptions {
 
 /** The watermark that says which subscription's first listing (backfill) is done. */
 export const BACKFILL_WATERMARK = 'gcs-notifications-backfill';
+/**
+ * Beside it, which objects that listing covered: the filters it read with
+ * (`backfillCoverage`, as JSON). A redeploy whose filters read objects that listing did not
+ * cover (`object-names` widened, say) lists once more: the notifications of those objects
+ * were acknowledged as not wanted.
+ */
+export const BACKFILL_COVERAGE_WATERMARK = 'gcs-notifications-backfill-coverage';
+
+/**
+ * Whether the first listing for this subscription is done, and covered the objects these
+ * filters read. A watermark from before the coverage was kept (the subscription's alone) is
+ * taken as covering the filters of today, and says so from now on: listing every notified
+ * job's bucket again once, for filters that most likely did not change, would cost what
+ * notifications save.
+ */
+async function backfilled(
+  ctx: RunContext,
+  subscription: string,
+  coverage: BackfillCoverage,
+): Promise<boolean> {
+  if ((await ctx.watermarks.get(ctx.job, BACKFILL_WATERMARK)) !== subscription) return false;
+  const covered = await ctx.watermarks.get(ctx.job, BACKFILL_COVERAGE_WATERMARK);
+  if (covered === undefined) {
+    await ctx.watermarks.set(ctx.job, BACKFILL_COVERAGE_WATERMARK, JSON.stringify(coverage));
+    return true;
+  }
+  return covers(covered, coverage);
+}
 
 /**
  * Events, and bytes of JSON lines, that objects read ahead of their turn hold together
@@ -243,9 +277,12 @@ export async function runGcsInput(
         settle(meta, 'ack');
         return;
       }
-      settle(meta, 'retry');
       stats.failed_objects++;
       reportError(meta.name, describeFailure(err), failureDetail(err));
+      // Refused for good (a bad request): offered again it would fail again, every 30 s for
+      // ever. Reported, it is done with; a listing can still read it.
+      if (notices.has(meta) && isPermanent(err)) settle(meta, 'ack');
+      else settle(meta, 'retry');
     };
     let failed: { err: unknown } | undefined;
     try {
@@ -498,6 +535,21 @@ export async function runGcsInput(
     await tracker.flush();
     if (flushFailure !== undefined) throw flushFailure;
   };
+  /** Whether this run said that its notifications come without payload. */
+  let toldNoPayload = false;
+  /**
+   * A config made with payload format NONE (by hand, by terraform) sends messages the input
+   * cannot read an object by: every object it names is skipped. Said once a run, with the fix.
+   */
+  const tellNoPayload = (notice: Notice) => {
+    if (toldNoPayload || notice.payloadFormat !== 'NONE') return;
+    toldNoPayload = true;
+    const config = notice.notificationConfig;
+    reportError(undefined, 'no-payload', {
+      ...(config ? { notification_config: config } : {}),
+      message: `notifications of gs://${plan.bucket} come without the object resource (payload format NONE${config ? `, notification config ${config}` : ''}): the objects they name are not read (skipped.no-payload). Recreate the config with payload format JSON_API_V1: delete it (gcloud storage buckets notifications delete ${config ?? `projects/_/buckets/${plan.bucket}/notificationConfigs/ID`}) and make one: sluice gcs notify ${plan.bucket} --job JOB does, on a topic and subscription of its own that it prints for the job (or gcloud storage buckets notifications create gs://${plan.bucket} --topic=TOPIC --payload-format=json; terraform: payload_format = "JSON_API_V1"). Then run the job once with backfill: true to read the objects skipped meanwhile.`,
+    });
+  };
   /** Notices become the objects they name; the others are done with at once. */
   async function* noticedObjects(pages: AsyncIterable<Notice[]>): AsyncGenerator<ObjectMeta[]> {
     for await (const page of pages) {
@@ -505,6 +557,7 @@ export async function runGcsInput(
       for (const notice of page) {
         stats.notifications!++;
         if (!notice.meta) {
+          if (notice.ignored === 'no-payload') tellNoPayload(notice);
           countSkip(stats, notice.ignored ?? 'ignored');
           notice.ack();
           continue;
@@ -520,10 +573,10 @@ export async function runGcsInput(
     const notifications = plan.notifications;
     // With notifications, the bucket is listed once (for the objects that were there
     // before the subscription), or every run with `backfill: true`.
+    const coverage = notifications ? backfillCoverage(plan) : undefined;
     const backfill =
       notifications &&
-      (notifications.backfill ||
-        (await ctx.watermarks.get(ctx.job, BACKFILL_WATERMARK)) !== notifications.subscription);
+      (notifications.backfill || !(await backfilled(ctx, notifications.subscription, coverage!)));
     if (part) {
       await readPages(pagesOf(part), false);
     } else if (!notifications || backfill) {
@@ -531,8 +584,11 @@ export async function runGcsInput(
       await readPages(prefetch(candidatePages(plan, bucket, policy, now, ctx, stats, reportError), 1), false);
       // An object that failed to read has no notification to bring it back: the next run
       // lists again (the objects read are skipped by fingerprint).
-      if (notifications && stats.failed_objects === failedBefore)
+      // The coverage first: a run stopped between the two writes lists again.
+      if (notifications && stats.failed_objects === failedBefore) {
+        await ctx.watermarks.set(ctx.job, BACKFILL_COVERAGE_WATERMARK, JSON.stringify(coverage));
         await ctx.watermarks.set(ctx.job, BACKFILL_WATERMARK, notifications.subscription);
+      }
     }
     if (notifications) {
       const pages = notificationPages(plan, AbortSignal.any([ctx.signal, stopNotifications.signal]), {
@@ -693,6 +749,19 @@ async function* countBytes(chunks: AsyncIterable<Buffer>, stats: RunStats): Asyn
     stats.bytes += chunk.length;
     yield chunk;
   }
+}
+
+/**
+ * Answers that asking again for the same object gives again: 400 (a bad request). Not 403:
+ * a permission is granted and propagates within minutes, and acknowledging every object
+ * notified meanwhile would leave them all to a backfill; offered again, they are read once
+ * it has.
+ */
+const PERMANENT_STATUSES = new Set([400]);
+
+function isPermanent(err: unknown): boolean {
+  const status = httpStatus(err);
+  return status !== undefined && PERMANENT_STATUSES.has(status);
 }
 
 /** `status` (HTTP) when the failure was an answer, and whether trying again may help. */

@@ -28,6 +28,7 @@
 import type { Message } from '@google-cloud/pubsub';
 import { pubsubFor } from '../../pubsub-client.ts';
 import type { GcsPlan } from './config.ts';
+import { isGeneration } from './download.ts';
 import { type ObjectMeta, toMeta } from './list.ts';
 
 /** One notification: the object version to read, or why there is none. */
@@ -35,9 +36,14 @@ export interface Notice {
   meta?: ObjectMeta;
   /**
    * Why the notification names nothing to read: another event type or bucket, no payload,
-   * or a payload whose generation is not the message's.
+   * or a message that does not name one version (a generation that is not one, a payload
+   * naming another generation, object or bucket than its attributes).
    */
   ignored?: 'not-finalize' | 'other-bucket' | 'no-payload' | 'malformed';
+  /** With `no-payload`: the message's `payloadFormat` attribute (`NONE` for a config made without one). */
+  payloadFormat?: string;
+  /** With `no-payload`: the config that sent it (`projects/_/buckets/B/notificationConfigs/N`). */
+  notificationConfig?: string;
   ack(): void;
   /** Lets Pub/Sub deliver it again (the object could not be read). */
   nack(): void;
@@ -185,12 +191,18 @@ function once(notice: Notice, settled: () => void): Notice {
   return { ...notice, ack: finally_(notice.ack), nack: finally_(notice.nack), hold };
 }
 
-/** The object version a Cloud Storage notification names (payload format JSON_API_V1). */
+/**
+ * The object version a Cloud Storage notification names (payload format JSON_API_V1). The
+ * attributes name it (`bucketId`, `objectId`, `objectGeneration`); the payload, the object
+ * resource, must name the same (a message that does not agree with itself is `malformed`:
+ * reading either would read what one of them does not vouch for).
+ */
 export function noticeOf(bucket: string, message: Message): Notice {
   const ack = () => message.ack();
   const nack = () => message.nack();
   const hold = () => {};
-  const { eventType, bucketId, objectGeneration } = message.attributes ?? {};
+  const { eventType, bucketId, objectId, objectGeneration, payloadFormat, notificationConfig } =
+    message.attributes ?? {};
   if (eventType !== 'OBJECT_FINALIZE') return { ignored: 'not-finalize', ack, nack, hold };
   if (bucketId !== bucket) return { ignored: 'other-bucket', ack, nack, hold };
   let resource: Record<string, unknown> | undefined;
@@ -201,15 +213,89 @@ export function noticeOf(bucket: string, message: Message): Notice {
   } catch {
     resource = undefined;
   }
-  if (!resource) return { ignored: 'no-payload', ack, nack, hold };
+  if (!resource)
+    return {
+      ignored: 'no-payload',
+      ...(payloadFormat ? { payloadFormat } : {}),
+      ...(notificationConfig ? { notificationConfig } : {}),
+      ack,
+      nack,
+      hold,
+    };
   // The version read is pinned to the generation: one the message does not vouch for
   // would read whatever is current, under another fingerprint.
   const generation = resource.generation;
   if (
-    !objectGeneration ||
-    !/^[1-9]\d*$/.test(objectGeneration) ||
-    (generation !== undefined && String(generation) !== objectGeneration)
+    !isGeneration(objectGeneration) ||
+    (generation !== undefined && String(generation) !== objectGeneration) ||
+    resource.name !== objectId ||
+    (resource.bucket !== undefined && resource.bucket !== bucketId)
   )
     return { ignored: 'malformed', ack, nack, hold };
   return { meta: toMeta(bucket, { ...resource, generation: objectGeneration }), ack, nack, hold };
+}
+
+/**
+ * What decides which of the bucket's objects a run reads: what a notified input's first
+ * listing (backfill) covered is kept as this (JSON), and a run whose filters it does not
+ * cover lists again. The run's window is left out: a window's listing covers only it.
+ */
+export interface BackfillCoverage {
+  /** `object-names`, as prefixes; empty: every object. */
+  objectNames: string[];
+  include: string[];
+  exclude: string[];
+  /** The timestamp mode, or the `object-name-pattern`. */
+  timestamp: string;
+  maximumAgeMs: number | null;
+}
+
+export function backfillCoverage(
+  plan: Pick<GcsPlan, 'objectNames' | 'include' | 'exclude' | 'timestamp' | 'maximumAgeMs'>,
+): BackfillCoverage {
+  const sorted = (values: string[]) => [...new Set(values)].sort();
+  return {
+    objectNames: sorted(plan.objectNames),
+    include: sorted(plan.include.map((re) => re.source)),
+    exclude: sorted(plan.exclude.map((re) => re.source)),
+    timestamp:
+      plan.timestamp.kind === 'object-name-pattern' ? plan.timestamp.pattern.source : plan.timestamp.kind,
+    maximumAgeMs: plan.maximumAgeMs ?? null,
+  };
+}
+
+/**
+ * Whether a listing with the filters `listed` (as kept, JSON) read every object the filters
+ * `now` read: each prefix of `now` under one of `listed` (or `listed` has none), its
+ * include-regexes among those of `listed` (or `listed` has none), the excludes of `listed`
+ * among its own, and no older objects than `listed` read (the same timestamp, a maximum age
+ * no longer). Regexes are compared as written: another spelling of the same one lists again.
+ * What cannot be read as coverage is taken as covering nothing.
+ */
+export function covers(listed: string, now: BackfillCoverage): boolean {
+  let then: BackfillCoverage;
+  try {
+    then = JSON.parse(listed) as BackfillCoverage;
+  } catch {
+    return false;
+  }
+  if (
+    !then ||
+    !Array.isArray(then.objectNames) ||
+    !Array.isArray(then.include) ||
+    !Array.isArray(then.exclude)
+  )
+    return false;
+  const named =
+    then.objectNames.length === 0 ||
+    (now.objectNames.length > 0 &&
+      now.objectNames.every((p) => then.objectNames.some((q) => p.startsWith(q))));
+  const included =
+    then.include.length === 0 ||
+    (now.include.length > 0 && now.include.every((re) => then.include.includes(re)));
+  const excluded = then.exclude.every((re) => now.exclude.includes(re));
+  const aged =
+    then.maximumAgeMs === null ||
+    (now.maximumAgeMs !== null && now.timestamp === then.timestamp && now.maximumAgeMs <= then.maximumAgeMs);
+  return named && included && excluded && aged;
 }
