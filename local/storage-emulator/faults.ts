@@ -9,7 +9,7 @@ export interface FaultConfig {
   latencyMs?: number;
   /** Share of requests (0..1) answered with `errorStatus` instead of being served. */
   errorRate?: number;
-  errorStatus?: 429 | 500 | 503;
+  errorStatus?: 400 | 403 | 429 | 500 | 503;
   /** Share of listed objects (0..1) deleted right after the listing answered with them. */
   deleteAfterListRate?: number;
   /**

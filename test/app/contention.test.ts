@@ -6,10 +6,11 @@
  */
 import { Hono } from 'hono';
 import { expect, it } from 'vitest';
+import type { AppEnv } from '../../functions/app/env.ts';
 import { onError } from '../../functions/app/errors.ts';
 
 it('answers a transaction aborted by contention with 503 and Retry-After', async () => {
-  const app = new Hono();
+  const app = new Hono<AppEnv>();
   app.onError(onError);
   app.post('/x', () => {
     throw Object.assign(new Error('10 ABORTED: Transaction lock timeout.'), { code: 10 });
