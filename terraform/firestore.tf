@@ -91,6 +91,17 @@ resource "google_firestore_field" "stream_ticket_ttl" {
   index_config {}
 }
 
+# Web sessions (sessions/*, functions/auth/routes.ts) carry `expires_at`, when their cookie
+# ends: Firestore deletes them after, rather than keeping one document per sign-in for ever.
+resource "google_firestore_field" "session_ttl" {
+  database   = google_firestore_database.main.name
+  collection = "sessions"
+  field      = "expires_at"
+
+  ttl_config {}
+  index_config {}
+}
+
 # Single-field indexes with collection-group scope, for collection-group queries
 # (Firestore creates single-field indexes with collection scope only).
 locals {
