@@ -122,7 +122,8 @@ export class ApiClient {
           'Run `sluice login USERNAME --password-stdin`, or set SLUICE_TOKEN / --token-stdin.',
         ]);
       }
-      headers.authorization = `Bearer ${this.options.token}`;
+      checkToken(this.options.token, this.options.tokenSource);
+      headers.authorization = `Bearer ${this.options.token.trim()}`;
     }
     let body: string | undefined;
     if (opts.body !== undefined) {
@@ -140,6 +141,12 @@ export class ApiClient {
         ...(opts.signal ? { signal: opts.signal } : {}),
       });
     } catch (err) {
+      // A request undici refused to build (a header value it cannot send) never left this machine.
+      if ((err as { code?: string }).code === 'UND_ERR_INVALID_ARG')
+        throw new CliError(
+          `the request could not be sent: ${(err as Error).message} (nothing was sent)`,
+          EXIT.usage,
+        );
       throw connectionError(this.server, err);
     }
     const text = await res.body.text();
@@ -163,6 +170,38 @@ export class ApiClient {
   async close(): Promise<void> {
     if (this.http) await (await this.http).agent.close();
   }
+}
+
+/** Where a token came from, as the messages about it name it. */
+const TOKEN_FROM: Record<TokenSource, string> = {
+  env: 'the token in SLUICE_TOKEN',
+  flag: 'the token given with --token',
+  stdin: 'the token read with --token-stdin',
+  login: 'the token of the stored login',
+};
+
+/**
+ * A token is a JWT or an `slk_`/`slw_` key: printable ASCII only. Anything else cannot go
+ * in the Authorization header (a line break would end it), so it is refused before sending,
+ * as a credential that is not valid (exit 3), naming where it came from and never its text.
+ */
+function checkToken(token: string, source: TokenSource | undefined): void {
+  // Spaces around it are what the header loses anyway.
+  const bad = /[^\x21-\x7e]/.exec(token.trim())?.[0];
+  if (bad === undefined) return;
+  const what = /[\r\n]/.test(bad)
+    ? 'a line break'
+    : bad === ' '
+      ? 'a space'
+      : `the character U+${bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  const from = source ? TOKEN_FROM[source] : 'the token';
+  throw new CliError(`${from} holds ${what}, so it is not a valid token (nothing was sent)`, EXIT.auth, [
+    source === 'stdin'
+      ? 'Pipe just the token, on one line (`sluice token user ...` prints one).'
+      : source === 'login'
+        ? 'Run `sluice login` again.'
+        : 'Give a token exactly as `sluice token user ...` printed it, on one line.',
+  ]);
 }
 
 /** What a failed request was, for the hint of what to do next. */

@@ -69,7 +69,7 @@ export function commandContext(io: CliIo, command: Command, env: NodeJS.ProcessE
   };
   let client: ApiClient | undefined;
   return {
-    io,
+    io: given.tokenStdin ? oneStdinReader(io, command) : io,
     env,
     globals,
     async api() {
@@ -90,6 +90,34 @@ export function commandContext(io: CliIo, command: Command, env: NodeJS.ProcessE
       return client;
     },
   };
+}
+
+/**
+ * With `--token-stdin`, standard input holds the token, and nothing else can be read from
+ * it: `--value-stdin`, `--password-stdin` and the like are refused before anything is read
+ * or sent, and a command that always reads standard input (`worker enroll`) is refused when
+ * it tries. `io` as the command sees it.
+ */
+function oneStdinReader(io: CliIo, command: Command): CliIo {
+  const conflict = (other: string) =>
+    CliError.usage(
+      `--token-stdin and ${other} both read standard input, which can hold only one of them: ` +
+        'give the token in SLUICE_TOKEN or by `sluice login` instead (nothing was sent)',
+    );
+  const flag = command.options.find(
+    (option) => option.long?.endsWith('-stdin') && command.getOptionValue(option.attributeName()),
+  );
+  if (flag?.long) throw conflict(flag.long);
+  return {
+    ...io,
+    readStdin: () => Promise.reject(conflict(`\`${commandPath(command)}\``)),
+  };
+}
+
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = command; c; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
 }
 
 /** The token and where it came from (named in the hint when the server refuses it). */

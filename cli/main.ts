@@ -7,6 +7,7 @@
  *   echo "$PASSWORD" | sluice token user admin --password-stdin --ttl 30m
  */
 import { Command, CommanderError } from 'commander';
+import { terminalText } from '../shared/terminal-text.ts';
 import { COMMAND_GROUPS } from './commands/index.ts';
 import { type CliError, EXIT } from './exit-codes.ts';
 import { addGlobalOptions, commandContext, type Wrap } from './globals.ts';
@@ -61,28 +62,77 @@ export async function run(argv: string[], io: CliIo, env: NodeJS.ProcessEnv = pr
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0)
         return EXIT.ok;
-      if (err.code === 'commander.help') return EXIT.ok;
+      // `sluice` or `sluice job` with no subcommand: the help, on stderr, and a usage error,
+      // so a script whose subcommand came out empty does not pass for a success.
       return EXIT.usage;
     }
+    // Standard output failed (stdoutWriter): `main` says how, or nothing for a reader that went away.
+    if ((err as Error)?.name === STDOUT_FAILED) return EXIT.ok;
+    // Messages and hints quote the server and the user's files: shown, never obeyed.
     if ((err as Error)?.name === 'CliError') {
       const cliError = err as CliError;
-      io.stderr(`error: ${cliError.message}\n`);
-      for (const hint of cliError.hints) io.stderr(`${hint}\n`);
+      io.stderr(`error: ${terminalText(cliError.message)}\n`);
+      for (const hint of cliError.hints) io.stderr(`${terminalText(hint)}\n`);
       return cliError.exitCode;
     }
-    io.stderr(`error: ${(err as Error)?.message ?? String(err)}\n`);
+    io.stderr(`error: ${terminalText((err as Error)?.message ?? String(err))}\n`);
     return EXIT.error;
   }
 }
 
 export async function main(argv: string[]): Promise<number> {
-  return await run(argv, processIo());
+  const out = stdoutWriter(process.stdout);
+  const code = await run(argv, processIo(out));
+  // A failed write's 'error' event comes a tick after the write.
+  await new Promise((r) => setImmediate(r));
+  const failure = out.failure();
+  if (!failure) return code;
+  process.stderr.write(`error: cannot write to standard output: ${failure.message}\n`);
+  return code === EXIT.ok ? EXIT.error : code;
 }
 
-export function processIo(): CliIo {
+/** The name of the error a write to a failed standard output throws (see stdoutWriter). */
+const STDOUT_FAILED = 'StdoutFailed';
+
+/**
+ * Writes to standard output for every command. A reader that went away (`sluice events ls |
+ * head -1`: EPIPE) ends the command quietly with exit 0, as a closed pipe ends `ls` or `git
+ * log`; any other failure to write (a full disk) is a failed command, said by `main`. Either
+ * way `closed` aborts, which stops a command that runs until Ctrl-C (`events tail`), and a
+ * later write throws, which ends a command that is still printing.
+ */
+export function stdoutWriter(stream: NodeJS.WritableStream): {
+  write: (text: string) => void;
+  closed: AbortSignal;
+  /** The failure other than a reader that went away, once there was one. */
+  failure: () => Error | undefined;
+} {
+  const closed = new AbortController();
+  let failure: Error | undefined;
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (closed.signal.aborted) return;
+    if (err.code !== 'EPIPE') failure = err;
+    closed.abort();
+  });
   return {
-    stdout: (text) => process.stdout.write(text),
-    stderr: (text) => process.stderr.write(text),
+    write(text) {
+      if (closed.signal.aborted)
+        throw Object.assign(new Error('standard output is closed'), { name: STDOUT_FAILED });
+      stream.write(text);
+    },
+    closed: closed.signal,
+    failure: () => failure,
+  };
+}
+
+export function processIo(out = stdoutWriter(process.stdout)): CliIo {
+  // Where standard error went away too (`sluice ... 2>&1 | head -1`), nothing is left to tell.
+  process.stderr.on('error', () => {});
+  return {
+    stdout: out.write,
+    stdoutClosed: out.closed,
+    // Everything on standard error is for people: notes, hints, errors (see terminalText).
+    stderr: (text) => process.stderr.write(terminalText(text)),
     stdinIsTty: Boolean(process.stdin.isTTY),
     readStdin: async () => {
       const chunks: Buffer[] = [];

@@ -6,7 +6,8 @@
  *   printResult(io, workers, format, { columns: ['id', 'state', 'last_seen'] });
  */
 import Table from 'cli-table3';
-import { stringify } from 'yaml';
+import { Document, visit } from 'yaml';
+import { BIDI, terminalLine, terminalText } from '../shared/terminal-text.ts';
 
 export const OUTPUT_FORMATS = ['table', 'json', 'yaml'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -17,6 +18,11 @@ export interface CliIo {
   /** Reads standard input to the end (passwords, keys, secrets). */
   readStdin: () => Promise<string>;
   stdinIsTty: boolean;
+  /**
+   * Aborts when standard output can take no more (its reader went away, or a full disk):
+   * a command that runs until Ctrl-C (`events tail`) stops then. Absent in tests.
+   */
+  stdoutClosed?: AbortSignal;
 }
 
 export interface TableSpec {
@@ -25,8 +31,8 @@ export interface TableSpec {
 }
 
 export function formatResult(data: unknown, format: OutputFormat, table?: TableSpec): string {
-  if (format === 'json') return JSON.stringify(data, null, 2);
-  if (format === 'yaml') return stringify(data).trimEnd();
+  if (format === 'json') return jsonText(data, 2);
+  if (format === 'yaml') return yamlText(data).trimEnd();
   if (table && Array.isArray(data)) return renderTable(data as Record<string, unknown>[], table.columns);
   if (data !== null && typeof data === 'object' && !Array.isArray(data)) {
     return renderTable(
@@ -34,7 +40,7 @@ export function formatResult(data: unknown, format: OutputFormat, table?: TableS
       ['key', 'value'],
     );
   }
-  return typeof data === 'string' ? data : JSON.stringify(data);
+  return typeof data === 'string' ? terminalText(data) : jsonText(data);
 }
 
 export function printResult(io: CliIo, data: unknown, format: OutputFormat, table?: TableSpec): void {
@@ -74,15 +80,38 @@ function renderTable(rows: Record<string, unknown>[], columns: string[]): string
 
 function cell(value: unknown): string {
   if (value === undefined || value === null) return '';
-  if (typeof value === 'string') return visible(value);
-  return JSON.stringify(value);
+  if (typeof value === 'string') return terminalLine(value);
+  return jsonText(value);
+}
+
+/** What JSON.stringify leaves as it is and a terminal may obey: DEL, C1 controls, BIDI. */
+const UNSAFE_IN_JSON = new RegExp(`[\\u007f-\\u009f${BIDI}]`, 'gu');
+
+/**
+ * JSON as JSON.stringify writes it (which escapes C0 controls), with DEL, C1 controls and
+ * BIDI escaped too (`\u009b`, `\u202e`): the same value to a parser, nothing a terminal obeys.
+ * These characters occur only inside strings, where `\uNNNN` is their JSON escape.
+ */
+export function jsonText(data: unknown, indent?: number): string {
+  return JSON.stringify(data, null, indent).replace(
+    UNSAFE_IN_JSON,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /**
- * A string as text a terminal shows and does not obey: names and labels come from other
- * people (an API key's name, a worker's label), and an escape sequence in one would retitle
- * the window, recolour or rewrite the screen. Control characters are written as `\xNN`.
+ * YAML of `data`. The yaml package escapes C0 controls but writes C1 controls and BIDI as
+ * they are, so strings that hold one are double-quoted and the character written as its
+ * `\uNNNN` escape: the same value to a parser, nothing a terminal obeys.
  */
-function visible(text: string): string {
-  return text.replace(/\p{Cc}/gu, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+function yamlText(data: unknown): string {
+  const doc = new Document(data);
+  visit(doc, {
+    Scalar(_key, node) {
+      if (typeof node.value === 'string' && new RegExp(UNSAFE_IN_JSON.source, 'u').test(node.value))
+        node.type = 'QUOTE_DOUBLE';
+    },
+  });
+  // Every such character is now inside a double-quoted scalar, where `\uNNNN` is its escape.
+  return doc.toString().replace(UNSAFE_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -9,7 +9,7 @@
  * for Cloud Logging).
  */
 import { Writable } from 'node:stream';
-import { terminalText } from '../shared/terminal-text.ts';
+import { terminalLine } from '../shared/terminal-text.ts';
 
 /** Fields that every line carries or that the line's head already shows. */
 const SHOWN = new Set([
@@ -42,7 +42,7 @@ export function readableLine(json: string): string {
   try {
     entry = JSON.parse(json) as Record<string, unknown>;
   } catch {
-    return terminalText(json);
+    return terminalLine(json);
   }
   const time = typeof entry.time === 'string' ? entry.time.slice(11, 23) : '';
   const level = String(entry.level ?? 'info')
@@ -54,7 +54,7 @@ export function readableLine(json: string): string {
     .filter(([key]) => !SHOWN.has(key))
     .map(([key, value]) => `${key}=${describe(value)}`);
   // Paths and names come from whoever sent the request, logged in or not.
-  return terminalText([...head, ...fields].join(' '));
+  return terminalLine([...head, ...fields].join(' '));
 }
 
 function describe(value: unknown): string {

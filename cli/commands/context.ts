@@ -5,6 +5,7 @@
 
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { parse as parseYaml } from 'yaml';
 import { CONTEXT_FILE_FORMAT } from '../../shared/context/context-file.ts';
 import { CliError } from '../exit-codes.ts';
 import type { CommandContext } from '../globals.ts';
@@ -55,6 +56,25 @@ export function parseAssignment(text: string, warn: (message: string) => void = 
   return [key, value];
 }
 
+/**
+ * An export file as `context import` sends it: JSON, or YAML (`context export -o yaml`). JSON
+ * is read as JSON first, so its numbers and strings are exactly JSON's.
+ */
+function exportDocument(file: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    // YAML, perhaps.
+  }
+  try {
+    return parseYaml(text);
+  } catch (err) {
+    throw new CliError(
+      `${file} is not JSON or YAML (${(err as Error).message.split('\n', 1)[0]}): give a file \`sluice context export\` wrote (nothing was sent)`,
+    );
+  }
+}
+
 async function readPath(ctx: CommandContext, t: Target): Promise<unknown> {
   const api = await ctx.api();
   if (t.kind === 'global') return await api.get('/api/contexts/global');
@@ -95,6 +115,11 @@ export const contextCommands: CommandGroup = (program, wrap) => {
     .action(
       wrap(async (ctx, scope, args, opts) => {
         const list = [...(args as string[])];
+        // Worker ids and job names hold no `=`: `context set worker a=1` left the name out.
+        if ((scope === 'worker' || scope === 'job') && (list[0] === undefined || list[0].includes('=')))
+          throw CliError.usage(
+            `missing the ${scope} name: sluice context set ${scope} NAME KEY=VALUE... (or --unset KEY)`,
+          );
         const name = scope === 'global' ? undefined : list.shift();
         const t = target(scope as string, name);
         const o = opts as { replace?: boolean; clear?: boolean; unset?: string[] };
@@ -165,7 +190,7 @@ export const contextCommands: CommandGroup = (program, wrap) => {
         const yaml = ctx.globals.output === 'yaml';
         if (file && yaml)
           throw CliError.usage(
-            `export to a FILE writes JSON, the form \`sluice context import\` reads; for YAML, print it instead: sluice context export -o yaml > ${file}`,
+            `export to a FILE writes JSON; for YAML, print it instead: sluice context export -o yaml > ${file} (\`sluice context import\` reads both)`,
           );
         const document = await (await ctx.api()).get('/api/contexts/export');
         // A table says nothing a backup needs: JSON unless YAML was asked for.
@@ -179,16 +204,19 @@ export const contextCommands: CommandGroup = (program, wrap) => {
 
   context
     .command('import')
-    .description('Replace the global context with an export file')
+    .description('Replace the global context with an export file (JSON or YAML, as `context export` writes)')
     .argument('<file>')
     .action(
       wrap(async (ctx, file) => {
-        let document: unknown;
+        let text: string;
         try {
-          document = JSON.parse(await readFile(file as string, 'utf8'));
+          text = await readFile(file as string, 'utf8');
         } catch (err) {
-          throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
+          throw new CliError(
+            `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+          );
         }
+        const document = exportDocument(file as string, text);
         const answer = await (await ctx.api()).post('/api/contexts/import', { body: document });
         printResult(ctx.io, (answer as { context: unknown }).context, ctx.globals.output);
       }),

@@ -15,7 +15,7 @@ import type { ApiClient } from '../api-client.ts';
 import { CliError } from '../exit-codes.ts';
 import { untilInterrupted } from '../interrupt.ts';
 import { parseLimit } from '../list-pages.ts';
-import { printResult } from '../output.ts';
+import { jsonText, printResult } from '../output.ts';
 import type { CommandGroup } from './index.ts';
 
 /** The most events one `GET /api/events` answers (its `limit`, functions/events/routes.ts). */
@@ -175,10 +175,11 @@ export const eventsCommands: CommandGroup = (program, wrap) => {
         const start = parseSince(o.since) ?? new Date();
         const interval = parseInterval(o.interval ?? '1s');
         const api = await ctx.api();
-        const interrupt = untilInterrupted();
+        // Ctrl-C, or a reader that went away (`sluice events tail | head -1`).
+        const interrupt = untilInterrupted(ctx.io.stdoutClosed);
         try {
           await follow(api, filtersOf(o), new EventTail(start), interval, interrupt.signal, (event) =>
-            ctx.io.stdout(`${JSON.stringify(event)}\n`),
+            ctx.io.stdout(`${jsonText(event)}\n`),
           );
         } finally {
           interrupt.dispose();

@@ -156,7 +156,7 @@ export const identityCommands: CommandGroup = (program, wrap) => {
           body: { id, labels: labels((opts as { label?: string[] }).label) },
         });
         printResult(ctx.io, created, ctx.globals.output);
-        ctx.io.stderr('store the key now: it is not shown again (run the worker with SLUICE_WORKER_KEY)\n');
+        ctx.io.stderr(STORE_WORKER_KEY);
       }),
     );
   addListCommand(worker, wrap, {
@@ -190,19 +190,22 @@ export const identityCommands: CommandGroup = (program, wrap) => {
   worker
     .command('rotate-key')
     .argument('<id>')
-    .description('Give the worker a new key; the old one stops working')
+    .description('Give the worker a new key; the old one stops working; the new one is printed once')
     .action(
-      wrap(async (ctx, id) =>
+      wrap(async (ctx, id) => {
         printResult(
           ctx.io,
           await (await ctx.api()).post(`/api/workers/${encodeURIComponent(id as string)}/rotate-key`),
           ctx.globals.output,
-        ),
-      ),
+        );
+        ctx.io.stderr(STORE_WORKER_KEY);
+      }),
     );
   worker
     .command('enroll')
-    .description('Register this machine as a worker with an enrollment secret read from standard input')
+    .description(
+      'Register this machine as a worker with an enrollment secret read from standard input; its key is printed once',
+    )
     .option('--id <id>', 'worker id (default: generated)')
     .option(LABEL_FLAGS, LABEL_HELP, collect)
     .action(
@@ -214,6 +217,10 @@ export const identityCommands: CommandGroup = (program, wrap) => {
           body: { secret, labels: labels(o.label), ...(o.id ? { id: o.id } : {}) },
         });
         printResult(ctx.io, enrolled, ctx.globals.output);
+        ctx.io.stderr(STORE_WORKER_KEY);
       }),
     );
 };
+
+/** After a worker key was printed: `worker create`, `rotate-key` and `enroll`. */
+const STORE_WORKER_KEY = 'store the key now: it is not shown again (run the worker with SLUICE_WORKER_KEY)\n';

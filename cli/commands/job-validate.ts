@@ -6,6 +6,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import type { ErrorDetail } from '../../shared/errors.ts';
 import { MAX_JOB_FILE_BYTES, parseJobYaml } from '../../shared/job/index.ts';
+import { terminalText } from '../../shared/terminal-text.ts';
 import { CliError, EXIT } from '../exit-codes.ts';
 import type { CliIo, OutputFormat } from '../output.ts';
 import { formatResult } from '../output.ts';
@@ -52,10 +53,11 @@ export async function jobValidateAction(io: CliIo, files: string[], format: Outp
   const results = await validateJobFiles(files);
   if (format === 'table') {
     for (const r of results) {
-      if (r.ok) io.stdout(`${r.file}: ok\n`);
+      // Field names and values quoted from the file: shown, never obeyed by the terminal.
+      if (r.ok) io.stdout(`${terminalText(r.file)}: ok\n`);
       for (const e of r.errors) {
         const where = e.line ? `${r.file}:${e.line}:${e.column}` : r.file;
-        io.stderr(`${where}: ${e.path ? `${e.path}: ` : ''}${e.message}\n`);
+        io.stderr(terminalText(`${where}: ${e.path ? `${e.path}: ` : ''}${e.message}\n`));
       }
     }
   } else {

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import type { DeploymentView, JobSummary } from '../../shared/api/jobs.ts';
 import { OUTPUT_METRICS_WINDOW_LABEL, outputKindOf } from '../../shared/events/output-metrics.ts';
 import { parseJobYaml } from '../../shared/job/index.ts';
+import { hasUnsafeText, terminalText } from '../../shared/terminal-text.ts';
 import { CliError } from '../exit-codes.ts';
 import { LIMIT_OPTION, listAll } from '../list-pages.ts';
 import { printResult } from '../output.ts';
@@ -85,7 +86,7 @@ export const jobCommands: CommandGroup = (program, wrap) => {
           contentType: 'application/yaml',
         });
         if (ctx.globals.output === 'table')
-          ctx.io.stdout(`job ${saved.name} saved as version ${saved.version}\n`);
+          ctx.io.stdout(`job ${terminalText(saved.name)} saved as version ${saved.version}\n`);
         else printResult(ctx.io, saved, ctx.globals.output);
         const hint = await stageHint(await ctx.api(), saved.name, { savedVersion: saved.version });
         if (hint) ctx.io.stderr(hint);
@@ -130,9 +131,17 @@ export const jobCommands: CommandGroup = (program, wrap) => {
     .action(
       wrap(async (ctx, name) => {
         const api = await ctx.api();
-        if (ctx.globals.output === 'yaml')
-          ctx.io.stdout(await api.get<string>(path(name), { accept: 'application/yaml' }));
-        else {
+        if (ctx.globals.output === 'yaml') {
+          // As saved, but anyone who may save a job could have put an escape sequence in it
+          // that would retitle or rewrite this terminal: those characters are shown as text.
+          const saved = await api.get<string>(path(name), { accept: 'application/yaml' });
+          ctx.io.stdout(terminalText(saved));
+          if (hasUnsafeText(saved))
+            ctx.io.stderr(
+              'note: the saved YAML holds control or bidirectional characters; they are escaped above (\\xNN, \\uNNNN), ' +
+                `so this is not byte for byte what was saved (GET ${path(name)} with Accept: application/yaml is)\n`,
+            );
+        } else {
           const [job, metrics] = await Promise.all([
             api.get<{ definition: unknown }>(path(name)),
             recentOutputMetrics(api, { job: name as string }),
@@ -177,7 +186,11 @@ export const jobCommands: CommandGroup = (program, wrap) => {
   job
     .command('deploy')
     .argument('<name>')
-    .requiredOption('-w, --worker <id...>', 'workers to deploy to (all or nothing)')
+    .requiredOption(
+      '-w, --worker <ids>',
+      'workers to deploy to, all or nothing (repeat -w, or a,b)',
+      workerList,
+    )
     .description('Deploy to workers; refused as a whole if it does not render for one of them')
     .action(
       wrap(async (ctx, name, opts) => {
@@ -194,7 +207,7 @@ export const jobCommands: CommandGroup = (program, wrap) => {
     .command('undeploy')
     .description('Take a job off its workers (all of them, or those given with --worker)')
     .argument('<name>')
-    .option('-w, --worker <id...>', 'only these workers (default: all)')
+    .option('-w, --worker <ids>', 'only these workers (repeat -w, or a,b; default: all)', workerList)
     .action(
       wrap(async (ctx, name, opts) => {
         const workers = (opts as { worker?: string[] }).worker;
@@ -210,17 +223,32 @@ export const jobCommands: CommandGroup = (program, wrap) => {
   job
     .command('render')
     .argument('<name>')
-    .requiredOption('-w, --worker <id>', 'worker to render for')
+    .requiredOption('-w, --worker <id>', 'the worker to render for', workerList)
     .description('Show the definition a worker would run, and where each context value came from')
     .action(
       wrap(async (ctx, name, opts) => {
+        const workers = (opts as { worker: string[] }).worker;
+        if (workers.length !== 1)
+          throw CliError.usage(
+            `render shows one worker at a time, not ${workers.join(', ')}: run it once per worker`,
+          );
         const answer = await (await ctx.api()).get(path(name, '/render'), {
-          query: { worker: (opts as { worker: string }).worker },
+          query: { worker: workers[0] },
         });
         printResult(ctx.io, answer, ctx.globals.output === 'table' ? 'yaml' : ctx.globals.output);
       }),
     );
 };
+
+/**
+ * `-w ID`: one value per `-w`, so the job name may come after it (`job deploy -w cloud NAME`);
+ * `-w a -w b` and `-w a,b` both give several.
+ */
+function workerList(value: string, previous: string[] = []): string[] {
+  const ids = value.split(',').map((id) => id.trim());
+  if (ids.some((id) => !id)) throw CliError.usage(`-w: "${value}" holds an empty worker id`);
+  return [...previous, ...ids];
+}
 
 /**
  * A job's output metrics as `job ls -o json` and `job get` show them; when only the newest

@@ -20,7 +20,7 @@ describe('readableLine', () => {
 
   it('shows bidirectional overrides and escapes in other fields, and in lines that are not JSON', () => {
     expect(readableLine(line({ subject: 'eve\u202egpj.exe' }))).toBe(
-      '02:10:00.123 WARN  request subject=eve\\u{202e}gpj.exe',
+      '02:10:00.123 WARN  request subject=eve\\u202egpj.exe',
     );
     expect(readableLine('plain \u001b[31mred')).toBe('plain \\x1b[31mred');
   });
