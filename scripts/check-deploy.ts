@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: terraform's ${...} interpolations are literal text here
 /**
  * `npm run check:deploy`: checks, with no cloud access, that the code and the cloud
  * deployment agree. It parses terraform/*.tf (with @cdktf/hcl2json) and asserts that:
@@ -60,6 +61,7 @@ export interface CheckResult {
   notes?: string[];
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: terraform parsed to JSON, walked freely
 type Json = Record<string, any>;
 
 export interface Terraform {

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: terraform's ${...} interpolations are literal text here
 /**
  * The deployment's hardening checks of `npm run check:deploy` (timeouts, Pub/Sub publishers,
  * the build's storage access, TLS and the UI bucket, secrets per function, the relay's
@@ -19,6 +20,7 @@ import {
   type Terraform,
 } from '../../scripts/check-deploy.ts';
 
+// biome-ignore lint/suspicious/noExplicitAny: terraform parsed to JSON, walked freely
 type Json = Record<string, any>;
 
 const fnConfig = (tf: Terraform): Json =>
