@@ -98,6 +98,8 @@ function result(name: string, problems: string[], notes?: string[]): CheckResult
 interface TfFunction {
   kind: string;
   paths: string[];
+  /** The groups of local.secret_env mounted on it. */
+  secrets?: string[];
 }
 
 export function terraformFunctions(tf: Terraform): Record<string, TfFunction> {
@@ -615,17 +617,18 @@ export function checkRunnerSecrets(tf: Terraform): CheckResult {
       if (/SIGNING/.test(String(env.key)))
         problems.push(`${env.key} is given to every function, the runner included; give it to the API only`);
     }
-    for (const dynamic of ((config.dynamic as Json | undefined)?.secret_environment_variables ??
-      []) as Json[]) {
-      // A literal map comes out of hcl2json as an object, an expression as a string.
-      const forEach =
-        typeof dynamic.for_each === 'string' ? dynamic.for_each : JSON.stringify(dynamic.for_each);
-      // Only the API (kind "http") issues and verifies tokens: the runner and the relay get {}.
-      if (/SIGNING/.test(forEach) && !/kind != "http" \? \{\}/.test(forEach))
-        problems.push(
-          'the signing keys reach functions other than the API: their for_each must be {} unless kind == "http"',
-        );
-    }
+  }
+  // Secrets are mounted by the groups each function lists (local.functions `secrets`,
+  // local.secret_env): only the API (kind "http") issues and verifies tokens.
+  const signingGroups = Object.entries((tf.locals.secret_env ?? {}) as Json)
+    .filter(([, env]) => Object.keys(env as Json).some((key) => /SIGNING/.test(key)))
+    .map(([group]) => group);
+  for (const [name, fn] of Object.entries(terraformFunctions(tf))) {
+    const given = signingGroups.filter((group) => fn.secrets?.includes(group));
+    if (fn.kind !== 'http' && given.length)
+      problems.push(
+        `the signing keys reach ${name} (kind ${fn.kind}, secrets ${given.join(', ')}): only the API functions issue and verify tokens`,
+      );
   }
   return result('the runner reads no signing key', problems);
 }

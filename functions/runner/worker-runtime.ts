@@ -153,12 +153,16 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       }, PROMPT_FLUSH_MS);
     }
   };
+  /** Set when the runtime has stopped: nothing is sent after. */
+  let finished = false;
   let flushing: Promise<void> = Promise.resolve();
   /** One flush at a time, so a prompt flush and a heartbeat's never send a report twice. */
   const flushReports = () => {
     flushing = flushing
       .catch(() => {})
       .then(async () => {
+        // A heartbeat answered after the runtime stopped sends nothing more.
+        if (finished) return;
         // The control plane refuses (403) a whole batch that reports a job no longer deployed here.
         outgoing = outgoing.filter((r) => jobs.has(r.job));
         while (outgoing.length) await sendReports(Math.min(outgoing.length, REPORTS_PER_REQUEST));
@@ -368,6 +372,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       .catch(() => {})
       .then(() => {
         next = undefined;
+        // Not once the runtime has stopped, or past the time its caller gave it.
+        if (finished || signal?.aborted) return;
         return heartbeat(signal);
       });
     return next;
@@ -448,6 +454,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       // Not past its time behind a heartbeat still on its way either.
       await Promise.race([heartbeat(signal), abortedBy(signal)]).catch(() => {});
     }
+    finished = true;
     await options.output.close();
   }
   if (ended) throw ended;

@@ -19,6 +19,8 @@ export function inProcessWorkerApi(
     options: { query?: Record<string, string>; body?: unknown; signal?: AbortSignal } = {},
   ) => {
     const { query, body, signal } = options;
+    // As an HTTP client does: an aborted request is not sent.
+    signal?.throwIfAborted();
     const answer = t.request(`${path}${query ? `?${new URLSearchParams(query)}` : ''}`, {
       method,
       headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },

@@ -38,14 +38,14 @@ describe('the runner reads no signing key', () => {
     expect(check.problems.join('\n')).toMatch(/gives the runner signing_key/);
   });
 
-  it('fails when the signing key is given to every function as a plain secret variable', async () => {
+  it('fails when the runner function is given the signing keys', async () => {
     const dir = terraformWith(
       'functions.tf',
-      'for_each = each.value.kind != "http" ? {} : {',
-      'for_each = {',
+      'runner = { kind = "runs", paths = [], secrets = ["secrets"] }',
+      'runner = { kind = "runs", paths = [], secrets = ["secrets", "signing"] }',
     );
     const check = checkRunnerSecrets(await loadTerraform(dir));
     expect(check.ok).toBe(false);
-    expect(check.problems.join('\n')).toMatch(/signing keys reach functions other than the API/);
+    expect(check.problems.join('\n')).toMatch(/the signing keys reach runner \(kind runs, secrets signing\)/);
   });
 });

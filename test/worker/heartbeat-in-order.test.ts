@@ -26,19 +26,26 @@ it('waits for a heartbeat to be answered before it sends the next', async () => 
   let open = 0;
   let mostOpen = 0;
   let answered = 0;
+  /** Heartbeats held back: awaited before the app closes (one may still be waiting then). */
+  const held = new Set<Promise<unknown>>();
   // A control plane that takes a second to answer a heartbeat (the runtime beats every 300 ms).
   const slowHeartbeats = (api: WorkerApi): WorkerApi => ({
     get: (path, options) => api.get(path, options),
-    post: async (path, options) => {
+    post: (path, options) => {
       if (path !== '/api/worker/heartbeat') return api.post(path, options);
       mostOpen = Math.max(mostOpen, ++open);
-      try {
-        await new Promise((r) => setTimeout(r, 1_000));
-        return await api.post(path, options);
-      } finally {
-        open--;
-        answered++;
-      }
+      const answer = (async () => {
+        try {
+          await new Promise((r) => setTimeout(r, 1_000));
+          return await api.post(path, options);
+        } finally {
+          open--;
+          answered++;
+        }
+      })();
+      held.add(answer);
+      void answer.finally(() => held.delete(answer)).catch(() => {});
+      return answer as never;
     },
   });
   const worker = await startInProcessWorker(t, admin, 'slow-beats', { wrap: slowHeartbeats });
@@ -48,5 +55,6 @@ it('waits for a heartbeat to be answered before it sends the next', async () => 
     expect(worker.log.filter((line) => line.startsWith('heartbeat failed'))).toEqual([]);
   } finally {
     await worker.stop();
+    await Promise.allSettled([...held]);
   }
 }, 60_000);
