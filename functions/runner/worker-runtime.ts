@@ -17,6 +17,8 @@ import { randomUUID } from 'node:crypto';
 import {
   DEPLOYMENT_ERROR_MAX_CHARS,
   FINGERPRINT_KEYS_PER_REQUEST,
+  HEARTBEAT_JOBS_PER_REQUEST,
+  HEARTBEAT_PART_BYTES,
   REPORTS_PER_REQUEST,
   SECRET_REFS_PER_REQUEST,
 } from '../../shared/api/worker-limits.ts';
@@ -332,21 +334,23 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       // Cut to what a heartbeat takes: one long error must not have every heartbeat refused.
       ...(j.error ? { error: excerpt(j.error, DEPLOYMENT_ERROR_MAX_CHARS - CUT_MARK.length) } : {}),
     }));
-    const send = async () =>
+    const send = async (part: typeof states) =>
       (await options.api()).post('/api/worker/heartbeat', {
-        body: { jobs: states, ...(session ? { session: { ...session } } : {}) },
+        body: { jobs: part, ...(session ? { session: { ...session } } : {}) },
         ...(signal ? { signal } : {}),
       });
     try {
-      await send().catch(async (err) => {
-        if (!session || options.apiCodeOf?.(err) !== 'invalid_request' || !/session/.test(String(err)))
-          throw err;
-        options.log(
-          'the control plane takes no heartbeat sessions: two runtimes of this worker would both run',
-        );
-        session = undefined;
-        await send();
-      });
+      // A worker with more jobs than one heartbeat takes sends its states in parts.
+      for (const part of heartbeatParts(states))
+        await send(part).catch(async (err) => {
+          if (!session || options.apiCodeOf?.(err) !== 'invalid_request' || !/session/.test(String(err)))
+            throw err;
+          options.log(
+            'the control plane takes no heartbeat sessions: two runtimes of this worker would both run',
+          );
+          session = undefined;
+          await send(part);
+        });
     } catch (err) {
       throw options.apiCodeOf?.(err) === 'conflict' ? new WorkerEnded('replaced', err) : err;
     }
@@ -458,6 +462,28 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     await options.output.close();
   }
   if (ended) throw ended;
+}
+
+/**
+ * A heartbeat's job states in parts the API takes: at most HEARTBEAT_JOBS_PER_REQUEST states,
+ * and about half the body limit (a thousand failed jobs' errors of 2,000 characters would be
+ * twice it). Always one part, empty when the worker has no jobs.
+ */
+function heartbeatParts<T>(states: T[]): T[][] {
+  const parts: T[][] = [[]];
+  let bytes = 0;
+  for (const state of states) {
+    const size = JSON.stringify(state).length + 1;
+    const last = parts.at(-1)!;
+    if (last.length && (last.length >= HEARTBEAT_JOBS_PER_REQUEST || bytes + size > HEARTBEAT_PART_BYTES)) {
+      parts.push([state]);
+      bytes = size;
+    } else {
+      last.push(state);
+      bytes += size;
+    }
+  }
+  return parts;
 }
 
 function abortedBy(signal: AbortSignal): Promise<never> {

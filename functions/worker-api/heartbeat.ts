@@ -12,7 +12,7 @@
 
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
-import { DEPLOYMENT_ERROR_MAX_CHARS } from '../../shared/api/worker-limits.ts';
+import { DEPLOYMENT_ERROR_MAX_CHARS, HEARTBEAT_JOBS_PER_REQUEST } from '../../shared/api/worker-limits.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { JOB_NAME } from '../../shared/job/schema.ts';
 import { tenantCollection } from '../adapters/firestore-paths.ts';
@@ -34,7 +34,7 @@ const Heartbeat = z
           error: z.string().max(DEPLOYMENT_ERROR_MAX_CHARS).optional(),
         }),
       )
-      .max(1000)
+      .max(HEARTBEAT_JOBS_PER_REQUEST)
       .default([]),
     session: z
       .strictObject({

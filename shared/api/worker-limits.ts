@@ -20,3 +20,9 @@ export const REPORTS_PER_REQUEST = 500;
 
 /** The most secret references one `POST /api/worker/secrets/resolve` takes. */
 export const SECRET_REFS_PER_REQUEST = 100;
+
+/** The most job states one heartbeat carries. */
+export const HEARTBEAT_JOBS_PER_REQUEST = 1_000;
+
+/** What a worker puts in one heartbeat at most: half the API's 1 MiB body limit, room to spare. */
+export const HEARTBEAT_PART_BYTES = 512 * 1024;
