@@ -50,7 +50,7 @@ it('sends the states of more jobs than one heartbeat takes, in parts', async () 
       // Reports of jobs the control plane has not deployed here would be refused: not the point.
       if (path === '/api/worker/events') return undefined as never;
       if (path !== '/api/worker/heartbeat') return api.post(path, options);
-      const jobs = (options?.body as { jobs: { name: string }[] }).jobs;
+      const { jobs } = options!.body as { jobs: { name: string }[] };
       try {
         const answer = await api.post(path, options);
         largest = Math.max(largest, jobs.length);
