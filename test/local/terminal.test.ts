@@ -39,6 +39,16 @@ describe('the npm start terminal', () => {
       expect(lines).toEqual([
         expect.stringMatching(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}request GET \/api\/jobs\/nope 401 [\d.]+ ms/),
       ]);
+
+      // Anyone who can reach the stack chooses the path it logs, no login needed: an escape
+      // sequence in it (retitle the window, clear the screen) is shown as text, not obeyed.
+      const before = stack.output().length;
+      expect((await fetch(`${stack.url}/api/jobs/%1b%5d0;PWNED%07%1b%5b2J`)).status).toBe(401);
+      for (let i = 0; i < 100 && !stack.output().slice(before).includes('PWNED'); i++)
+        await new Promise((r) => setTimeout(r, 50));
+      const shown = stack.output().slice(before);
+      expect(shown).toContain('/api/jobs/\\x1b]0;PWNED\\x07\\x1b[2J 401');
+      expect(shown).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
     } finally {
       await stack.stop();
     }
