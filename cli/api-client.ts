@@ -13,6 +13,7 @@
 
 import type { Agent, Dispatcher } from 'undici';
 import { MAX_PAGE_SIZE, NEXT_PAGE_HEADER } from '../shared/api/paging.ts';
+import { retryAfterSeconds } from '../shared/api/retry-after.ts';
 import type { ErrorBody } from '../shared/errors.ts';
 import { CliError, EXIT, exitCodeForApiError } from './exit-codes.ts';
 import { checkServerTransport, readCaFile } from './transport.ts';
@@ -156,7 +157,7 @@ export class ApiClient {
         path,
         body: opts.body,
         tokenSource: opts.anonymous ? undefined : (this.options.tokenSource ?? 'other'),
-        retryAfter: retryAfterSeconds(res.headers['retry-after']),
+        retryAfter: retryAfterSeconds([res.headers['retry-after']].flat()[0]),
       });
     }
     const nextHeader = res.headers[NEXT_PAGE_HEADER.toLowerCase()];
@@ -298,14 +299,6 @@ function isOwnPasswordChange(refused: Refused): boolean {
     refused.body !== null &&
     'current_password' in refused.body
   );
-}
-
-/** Seconds from a `Retry-After` header (seconds or an HTTP date), at least 1; undefined without one. */
-function retryAfterSeconds(header: string | string[] | undefined): number | undefined {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (!value) return undefined;
-  const seconds = /^\d+$/.test(value.trim()) ? Number(value.trim()) : (Date.parse(value) - Date.now()) / 1000;
-  return Number.isFinite(seconds) ? Math.max(1, Math.ceil(seconds)) : undefined;
 }
 
 function connectionError(server: string, err: unknown): CliError {

@@ -7,7 +7,7 @@
  */
 import Table from 'cli-table3';
 import { Document, visit } from 'yaml';
-import { BIDI, terminalLine, terminalText } from '../shared/terminal-text.ts';
+import { BIDI, terminalLine, terminalText, unicodeEscape } from '../shared/terminal-text.ts';
 
 export const OUTPUT_FORMATS = ['table', 'json', 'yaml'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -93,10 +93,7 @@ const UNSAFE_IN_JSON = new RegExp(`[\\u007f-\\u009f${BIDI}]`, 'gu');
  * These characters occur only inside strings, where `\uNNNN` is their JSON escape.
  */
 export function jsonText(data: unknown, indent?: number): string {
-  return JSON.stringify(data, null, indent).replace(
-    UNSAFE_IN_JSON,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  return JSON.stringify(data, null, indent).replace(UNSAFE_IN_JSON, unicodeEscape);
 }
 
 /**
@@ -113,5 +110,5 @@ function yamlText(data: unknown): string {
     },
   });
   // Every such character is now inside a double-quoted scalar, where `\uNNNN` is its escape.
-  return doc.toString().replace(UNSAFE_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return doc.toString().replace(UNSAFE_IN_JSON, unicodeEscape);
 }

@@ -23,9 +23,12 @@ const UNSAFE_IN_TEXT = new RegExp(`\\r(?!\\n)|(?![\\t\\n\\r])\\p{Cc}|[${BIDI}]`,
 /** `\x1b`, `\x9b`, `\u202e`: the character as text a terminal shows and does not obey. */
 export function escapedCharacter(c: string): string {
   const code = c.charCodeAt(0);
-  return code < 0x100
-    ? `\\x${code.toString(16).padStart(2, '0')}`
-    : `\\u${code.toString(16).padStart(4, '0')}`;
+  return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : unicodeEscape(c);
+}
+
+/** `\u009b`, `\u202e`: the character's escape in JSON, YAML double quotes and JavaScript. */
+export function unicodeEscape(c: string): string {
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
 /** One line (a table cell, a log line): every control character and BIDI escaped. */

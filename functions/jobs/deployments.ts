@@ -29,7 +29,7 @@ import { ContextStore } from '../contexts/store.ts';
 import { appendEventIn, buildEvent, type NewEvent } from '../events/event-log.ts';
 import { writeTriggerRoutes } from '../messaging/event-relay.ts';
 import { deliver, enqueueMessage, type OutboxEntry } from '../messaging/outbox.ts';
-import { CUT_MARK, excerpt } from '../runner/excerpt.ts';
+import { excerptWithin } from '../runner/excerpt.ts';
 import { requestRuns } from '../runs/dispatch.ts';
 import { SecretStore } from '../secrets/store.ts';
 import { noteDeployed, noteUndeployed, readWorkerRecords } from '../workers/deployed-jobs.ts';
@@ -433,9 +433,7 @@ function stateTransition(
   // Own properties only: `deployments['toString']` is a function, not a deployment.
   const current = own((snapshot.data() as JobRecord | undefined)?.deployments, worker);
   // As much as a heartbeat carries: a reason reads the same whichever worker gave it.
-  const error = change.error
-    ? excerpt(change.error, DEPLOYMENT_ERROR_MAX_CHARS - CUT_MARK.length)
-    : undefined;
+  const error = change.error ? excerptWithin(change.error, DEPLOYMENT_ERROR_MAX_CHARS) : undefined;
   if (!current || (current.state === change.state && (current.error ?? undefined) === error))
     return undefined;
   if (change.onlyFrom && current.state !== change.onlyFrom) return undefined;

@@ -16,3 +16,8 @@ export function excerpt(text: string, maxChars: number): string {
   const end = /[\uD800-\uDBFF]/.test(text[maxChars - 1]!) ? maxChars - 1 : maxChars;
   return text.slice(0, end) + CUT_MARK;
 }
+
+/** As `excerpt`, with the cut mark counted in: at most `maxChars` characters in all (a field's limit). */
+export function excerptWithin(text: string, maxChars: number): string {
+  return excerpt(text, maxChars - CUT_MARK.length);
+}

@@ -26,7 +26,7 @@ import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
 import type { JobDefinition } from '../../shared/job/schema.ts';
 import { findRuntimeRefs, resolveRuntimeRefs } from '../../shared/runtime-refs.ts';
 import type { DeploymentState } from '../jobs/store.ts';
-import { CUT_MARK, excerpt } from './excerpt.ts';
+import { excerptWithin } from './excerpt.ts';
 import { type Redactor, secretRedactor } from './redact.ts';
 import { runJob } from './runner.ts';
 import type { FingerprintStore, MessageSource, Output, RunReport, WatermarkStore } from './types.ts';
@@ -332,7 +332,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       name,
       state: j.state,
       // Cut to what a heartbeat takes: one long error must not have every heartbeat refused.
-      ...(j.error ? { error: excerpt(j.error, DEPLOYMENT_ERROR_MAX_CHARS - CUT_MARK.length) } : {}),
+      ...(j.error ? { error: excerptWithin(j.error, DEPLOYMENT_ERROR_MAX_CHARS) } : {}),
     }));
     const send = async (part: typeof states) =>
       (await options.api()).post('/api/worker/heartbeat', {

@@ -1,6 +1,7 @@
 /** A 429's Retry-After, read and said as "try again in 30 s" instead of "try again later". */
 import { describe, expect, it } from 'vitest';
-import { retryAfterSeconds, waitText, withRetryTime } from '../../web/src/lib/retry-after.ts';
+import { retryAfterSeconds } from '../../shared/api/retry-after.ts';
+import { waitText, withRetryTime } from '../../web/src/lib/retry-after.ts';
 
 describe('retryAfterSeconds', () => {
   it('reads seconds, or an HTTP date', () => {

@@ -9,8 +9,9 @@
  *   await api.post('/api/contexts/update-global', { region: 'eu' });
  */
 import { NEXT_PAGE_HEADER } from '../../shared/api/paging.ts';
+import { retryAfterSeconds } from '../../shared/api/retry-after.ts';
 import { cookieValue } from './lib/cookies.ts';
-import { retryAfterSeconds, withRetryTime } from './lib/retry-after.ts';
+import { withRetryTime } from './lib/retry-after.ts';
 
 export interface ErrorDetail {
   path: string;
