@@ -147,7 +147,9 @@ async function* inflateWhole(chunks: AsyncIterable<Buffer>, limits: WholeInflate
   // would fail at the limit, and the stream would do that work again.
   const trailerSize = bytes.length >= 18 ? bytes.readUInt32LE(bytes.length - 4) : 0;
   if (trailerSize > limits.maxInflated) {
-    yield* inflate(replayed([bytes], iterator));
+    // In the pieces they came in: how far a stream gets into truncated gzip before it fails
+    // depends on where its writes end, and must be what it is without this.
+    yield* inflate(replayed(parts, iterator));
     return;
   }
   let inflated: Buffer;
