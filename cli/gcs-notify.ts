@@ -18,7 +18,7 @@
  */
 import type { PubSub } from '@google-cloud/pubsub';
 import type { Storage } from '@google-cloud/storage';
-import { sleep } from '../functions/runner/inputs/gcs/retry.ts';
+import { sleep } from '../functions/runner/sleep.ts';
 import { WAKE_PATH } from '../shared/runs/wake.ts';
 
 export interface NotifyRequest {

@@ -12,6 +12,7 @@ import { parseDuration } from '../../shared/duration.ts';
 import { matchesMessageFilter } from '../../shared/events/filter.ts';
 import type { Trigger } from '../../shared/job/schema.ts';
 import { parseStartTime } from '../../shared/time-format.ts';
+import { pause } from './sleep.ts';
 import type { MessageSource, RunWindow, WatermarkStore } from './types.ts';
 
 type Window = NonNullable<NonNullable<Trigger['interval']>['window']>;
@@ -41,10 +42,10 @@ export async function runOnTrigger(
 
   if (trigger.interval) {
     const every = parseDuration(trigger.interval.duration);
-    await sleep(offsetMs, ctx.signal);
+    await pause(offsetMs, ctx.signal);
     while (!ctx.signal.aborted) {
       await runWindows();
-      await sleep(every, ctx.signal);
+      await pause(every, ctx.signal);
     }
     return;
   }
@@ -58,7 +59,7 @@ export async function runOnTrigger(
       const next = cron.nextRun(new Date(Math.max(last, Date.now() - offsetMs)));
       if (!next) return;
       last = next.getTime();
-      await sleep(last + offsetMs - Date.now(), ctx.signal);
+      await pause(last + offsetMs - Date.now(), ctx.signal);
       if (!ctx.signal.aborted) await runWindows();
     }
   } finally {
@@ -151,28 +152,4 @@ export async function randomOffset(
   const chosen = Math.floor(Math.random() * maxMs);
   await ctx.watermarks.set(ctx.job, 'random-offset-ms', String(chosen));
   return chosen;
-}
-
-/** Longest delay setTimeout keeps; Node fires a longer one after 1 ms instead. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** Waits `ms` (any length: a yearly cron beat or a 30d interval is over 24.8 days away). */
-async function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  const until = Date.now() + ms;
-  for (let left = ms; left > 0 && !signal.aborted; left = until - Date.now()) {
-    await sleepAtMost(Math.min(left, MAX_TIMER_MS), signal);
-  }
-}
-
-function sleepAtMost(ms: number, signal: AbortSignal): Promise<void> {
-  if (ms <= 0 || signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }

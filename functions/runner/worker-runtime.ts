@@ -29,6 +29,7 @@ import type { DeploymentState } from '../jobs/store.ts';
 import { excerptWithin } from './excerpt.ts';
 import { type Redactor, secretRedactor } from './redact.ts';
 import { runJob } from './runner.ts';
+import { pause } from './sleep.ts';
 import type { FingerprintStore, MessageSource, Output, RunReport, WatermarkStore } from './types.ts';
 
 /** Fingerprints kept by the control plane (`/api/worker/fingerprints/...`), shared by every run of a job. */
@@ -135,6 +136,14 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     },
   };
   const heartbeatMs = options.heartbeatMs ?? 10_000;
+  /** Set when the jobs deployed here must be read again before the next long poll. */
+  let needSync = true;
+  let poll: AbortController | undefined;
+  /** Has the main loop read the jobs deployed here at once, cutting its long poll short. */
+  const resync = () => {
+    needSync = true;
+    poll?.abort();
+  };
   // Run reports go to the local log at once and to the control plane's event log with each
   // heartbeat; a run's start and end go within a moment, since other jobs' message triggers
   // may wait for them (job chaining).
@@ -197,7 +206,11 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     try {
       await (await options.api()).post('/api/worker/events', { body: { events: batch } });
     } catch (err) {
-      if (!REFUSED_FOR_GOOD.has(options.apiCodeOf?.(err) ?? '')) throw err;
+      const code = options.apiCodeOf?.(err);
+      // A job undeployed while the message saying so never came (403 names it): stop it
+      // and let its reports go, rather than send the refused batch with every heartbeat.
+      if (code === 'forbidden') resync();
+      if (!REFUSED_FOR_GOOD.has(code ?? '')) throw err;
       if (count > 1) {
         const half = Math.ceil(count / 2);
         await sendReports(half);
@@ -409,23 +422,24 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     heartbeatMs,
   );
   let backoffMs = 1_000;
-  let needSync = true;
   try {
     while (!stopping.signal.aborted) {
       try {
         if (needSync) {
+          // Cleared first: a resync asked for while this one runs is not lost.
+          needSync = false;
           await sync();
           await heartbeat();
-          needSync = false;
         }
+        poll = new AbortController();
         const { messages: received } = await (await options.api()).get<{
           messages: (SluiceEvent & { ack_id: string })[];
         }>('/api/worker/messages', {
           query: { wait: `${options.waitSeconds ?? 20}s` },
-          signal: stopping.signal,
+          signal: AbortSignal.any([stopping.signal, poll.signal]),
         });
         if (received.length) {
-          needSync = received.some((m) => REFRESH_TYPES.has(m.type));
+          if (received.some((m) => REFRESH_TYPES.has(m.type))) needSync = true;
           // Message-triggered inputs see every message; their own filters pick.
           for (const { ack_id: _, ...message } of received)
             for (const listener of listeners) listener(message);
@@ -436,10 +450,12 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         backoffMs = 1_000;
       } catch (err) {
         if (refused(err) || stopping.signal.aborted) break;
+        // Cut short to read the jobs again (resync), not failing.
+        if (poll?.signal.aborted && needSync) continue;
         options.log(
           `control plane unreachable or failing (${(err as Error).message}); retrying in ${Math.round(backoffMs / 1000)} s`,
         );
-        await sleep(backoffMs + Math.random() * 250, stopping.signal);
+        await pause(backoffMs + Math.random() * 250, stopping.signal);
         backoffMs = Math.min(backoffMs * 2, 30_000);
         needSync = true; // catch up on anything missed while away
       }
@@ -490,18 +506,4 @@ function abortedBy(signal: AbortSignal): Promise<never> {
   return new Promise((_, reject) =>
     signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
   );
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });
 }
