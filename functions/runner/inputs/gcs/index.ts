@@ -442,11 +442,17 @@ export async function runGcsInput(
     const wanted: ObjectMeta[] = [];
     for (const meta of page) {
       const reason = notices.has(meta) && !isNamed(plan, meta) ? 'not-named' : filter(meta);
-      if (reason && notices.has(meta) && reason === 'outside-window' && afterWindow(meta)) {
+      if (reason === 'outside-window' && notices.has(meta) && afterWindow(meta)) {
         // Its window is not complete yet: a later run reads it, so its notice must stay.
         countSkip(stats, 'not-due');
         notices.get(meta)!.hold();
         notices.delete(meta);
+      } else if (reason === 'outside-window' && notices.has(meta)) {
+        // Stamped before the window: the run of its window never received its notification
+        // (Pub/Sub delivered it late, held it back behind later windows' ones, or offered it
+        // again after a lease ran out). Read now; skipped, nothing would ever read it.
+        stats.late = (stats.late ?? 0) + 1;
+        wanted.push(meta);
       } else if (reason) {
         countSkip(stats, reason);
         settle(meta, 'ack');

@@ -17,6 +17,11 @@ export interface RunStats {
   fingerprinted: number;
   /** Notifications received (inputs with `notifications` only). */
   notifications?: number;
+  /**
+   * Notified objects stamped before the run's window, read by this run: the run of their
+   * window did not receive their notifications (windowed inputs with `notifications` only).
+   */
+  late?: number;
   /** Objects handed to other runners, and in how many parts (a sharded run on `cloud` only). */
   sharded_objects?: number;
   shards?: number;
