@@ -1,17 +1,19 @@
 /**
- * `POST /api/worker/secrets/resolve` (role `worker`): the values of secrets a job uses,
- * for the worker that job is deployed to, and nothing else (403 otherwise).
+ * `POST /api/worker/secrets/resolve` (role `worker`): the values of the secrets a job uses
+ * as rendered for the calling worker, deployed there, and nothing else (403 otherwise). Not
+ * every secret the job uses on any worker: one job may reach each worker's own secret through
+ * its worker context, and a worker host sees only its own (docs/security.md).
  */
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { SECRET_REFS_PER_REQUEST } from '../../shared/api/worker-limits.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { JobName } from '../../shared/job/schema.ts';
-import { hasOwn } from '../../shared/own.ts';
+import { findRuntimeRefs } from '../../shared/runtime-refs.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
 import { BEARER, body, errors, json } from '../app/openapi-common.ts';
-import { approvedSecrets, type JobRecord, jobsCollection } from '../jobs/store.ts';
 import { SecretStore } from '../secrets/store.ts';
+import { deployedJobs } from './jobs.ts';
 
 export function registerSecretResolution(routes: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   routes.openapi(
@@ -35,12 +37,13 @@ export function registerSecretResolution(routes: OpenAPIHono<AppEnv>, deps: AppD
     async (c) => {
       const { job, refs } = c.req.valid('json');
       const { tenant, subject: worker } = c.get('principal');
-      const db = await deps.clients.firestore();
-      const record = (await jobsCollection(db, tenant).doc(job).get()).data() as JobRecord | undefined;
-      const used = record?.staged && hasOwn(record.deployments, worker) ? approvedSecrets(record.staged) : [];
+      // Rendered as the worker gets it, held to the secrets approved at stage.
+      const [deployed] = await deployedJobs(deps, tenant, worker, job);
+      const used = deployed?.definition ? findRuntimeRefs(deployed.definition).secrets : [];
       const refused = refs.filter((ref) => !used.includes(ref));
       if (refused.length)
         throw ApiError.forbidden(`job ${job} on this worker does not use ${refused.join(', ')}`);
+      const db = await deps.clients.firestore();
       return c.json({ values: await new SecretStore(db, deps.config.secretsKey).reveal(tenant, refs) }, 200);
     },
   );
