@@ -69,6 +69,18 @@ export function resolveRuntimeRefs<T>(
 
 /** Variable names, as `PUT /api/variables/{name}` takes them (functions/variables/routes.ts). */
 export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
+/**
+ * Names Firestore keeps for itself (`__name__`, any `__…__`): refused as document ids, so a
+ * variable, one document each, cannot have one (its request failed with a 500, and every
+ * worker running a job that referenced it could not fetch its variables).
+ */
+const RESERVED_BY_STORE = /^__.*__$/;
+export const VARIABLE_NAME_RULE =
+  'variable names start with a letter or _, hold letters, digits, _ . - (at most 128), and are not __…__ (names the store keeps for itself)';
+
+export function isVariableName(name: string): boolean {
+  return VARIABLE_NAME.test(name) && !RESERVED_BY_STORE.test(name);
+}
 
 const KINDS = ['secret', 'dyn'] as const;
 
@@ -132,8 +144,8 @@ function secretProblem(body: string): string | undefined {
 function variableProblem(body: string): string | undefined {
   const fallback = body.indexOf('||');
   const name = (fallback < 0 ? body : body.slice(0, fallback)).trim();
-  if (VARIABLE_NAME.test(name)) return undefined;
-  return `\`${excerpt(`$\{dyn|${body}}`)}\` is not a variable reference: write ${example('dyn')}, NAME starting with a letter or _ and holding letters, digits, _ . - (at most 128)`;
+  if (isVariableName(name)) return undefined;
+  return `\`${excerpt(`$\{dyn|${body}}`)}\` is not a variable reference: write ${example('dyn')}; ${VARIABLE_NAME_RULE}`;
 }
 
 function unknownKind(name: string, written = `$\{${name}|`): string {

@@ -4,14 +4,12 @@
  * worker, which uses the new value from its next run on, without a redeploy.
  */
 import { createRoute, z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
 import { PageQuery } from '../../shared/api/page-query.ts';
 import { pageFrom } from '../../shared/api/paging.ts';
 import { isPrototypeName, PROTOTYPE_NAME_MESSAGE } from '../../shared/auth/names.ts';
 import { ApiError } from '../../shared/errors.ts';
-import { VARIABLE_NAME } from '../../shared/runtime-refs.ts';
+import { isVariableName, VARIABLE_NAME, VARIABLE_NAME_RULE } from '../../shared/runtime-refs.ts';
 import type { AppDeps } from '../app/deps.ts';
-import type { AppEnv } from '../app/env.ts';
 import { BEARER, body, errors, json, jsonPage, noContent } from '../app/openapi-common.ts';
 import { pageRequest, setNextPage } from '../app/paging.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
@@ -21,7 +19,8 @@ import { changeVariable, variablesCollection } from './store.ts';
 const NameParam = z.object({
   name: z
     .string()
-    .regex(VARIABLE_NAME, 'variable names start with a letter or _ and use letters, digits, _ . -')
+    .regex(VARIABLE_NAME, VARIABLE_NAME_RULE)
+    .refine(isVariableName, VARIABLE_NAME_RULE)
     .refine((name) => !isPrototypeName(name), PROTOTYPE_NAME_MESSAGE),
 });
 const Variable = z

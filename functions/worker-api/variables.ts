@@ -10,7 +10,7 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { isPrototypeName } from '../../shared/auth/names.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { JobName } from '../../shared/job/schema.ts';
-import { findRuntimeRefs, VARIABLE_NAME } from '../../shared/runtime-refs.ts';
+import { findRuntimeRefs, isVariableName } from '../../shared/runtime-refs.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { AppEnv } from '../app/env.ts';
 import { BEARER, errors, json } from '../app/openapi-common.ts';
@@ -50,7 +50,7 @@ export function registerWorkerVariables(routes: OpenAPIHono<AppEnv>, deps: AppDe
       for (const deployed of jobs) {
         if (!deployed.definition) continue; // it does not render: the worker cannot run it
         for (const name of findRuntimeRefs(deployed.definition).variables)
-          if (VARIABLE_NAME.test(name) && !isPrototypeName(name)) names.add(name);
+          if (isVariableName(name) && !isPrototypeName(name)) names.add(name);
       }
       if (!names.size) return c.json({ variables: {} }, 200);
       const db = await deps.clients.firestore();
