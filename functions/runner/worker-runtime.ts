@@ -255,8 +255,12 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     );
   };
 
-  /** Brings running jobs in line with what the control plane has deployed here. */
-  const sync = async () => {
+  /**
+   * Brings running jobs in line with what the control plane has deployed here. Returns the
+   * first failure of a job whose run-time values could not be fetched (the others are in
+   * line): that job is tried again on its own schedule, while messages keep coming.
+   */
+  const sync = async (): Promise<{ job: string; err: Error } | undefined> => {
     const deployed = await (await options.api()).get<DeployedJob[]>('/api/worker/jobs');
     const names = new Set(deployed.map((d) => d.name));
     for (const [name, running] of jobs) {
@@ -266,7 +270,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         options.log(`${name}: removed from this worker`);
       }
     }
-    let transient: Error | undefined;
+    let transient: { job: string; err: Error } | undefined;
     for (const job of deployed) {
       const current = jobs.get(job.name);
       /** A job this worker cannot run: stop what runs and report the reason in heartbeats. */
@@ -290,7 +294,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         resolved = await resolveRefs(job.name, job.definition);
       } catch (err) {
         // The control plane failed for this job only: bring the others in line, then retry.
-        transient ??= err as Error;
+        transient ??= { job: job.name, err: err as Error };
         continue;
       }
       if (!resolved.ok) {
@@ -303,7 +307,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       current?.controller.abort();
       start({ ...job, definition: resolved.definition }, fingerprint, resolved.redact);
     }
-    if (transient) throw transient;
+    return transient;
   };
 
   /** Fills in `${secret|...}` (from the control plane, for this job only) and `${dyn|...||fallback}`. */
@@ -422,20 +426,40 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     heartbeatMs,
   );
   let backoffMs = 1_000;
+  /** A job's values could not be fetched: when to read the jobs again, and the next wait. */
+  let jobRetryAt: number | undefined;
+  let jobBackoffMs = 1_000;
   try {
     while (!stopping.signal.aborted) {
       try {
+        if (jobRetryAt !== undefined && Date.now() >= jobRetryAt) needSync = true;
         if (needSync) {
           // Cleared first: a resync asked for while this one runs is not lost.
           needSync = false;
-          await sync();
+          jobRetryAt = undefined;
+          const failed = await sync();
+          if (failed) {
+            options.log(
+              `${failed.job}: its secrets or variables could not be fetched (${failed.err.message}); trying again in ${Math.round(jobBackoffMs / 1000)} s`,
+            );
+            jobRetryAt = Date.now() + jobBackoffMs;
+            jobBackoffMs = Math.min(jobBackoffMs * 2, 30_000);
+          } else jobBackoffMs = 1_000;
           await heartbeat();
         }
+        // Back in time to try a failed job again.
+        const waitSeconds = Math.max(
+          1,
+          Math.min(
+            options.waitSeconds ?? 20,
+            jobRetryAt === undefined ? Number.POSITIVE_INFINITY : Math.ceil((jobRetryAt - Date.now()) / 1000),
+          ),
+        );
         poll = new AbortController();
         const { messages: received } = await (await options.api()).get<{
           messages: (SluiceEvent & { ack_id: string })[];
         }>('/api/worker/messages', {
-          query: { wait: `${options.waitSeconds ?? 20}s` },
+          query: { wait: `${waitSeconds}s` },
           signal: AbortSignal.any([stopping.signal, poll.signal]),
         });
         if (received.length) {
