@@ -62,7 +62,7 @@ export function contextsFamily(deps: AppDeps): RouteFamily {
       c.get('principal').tenant,
       scope,
       (current) => (mode === 'merge' ? applyUpdate(current, update) : update),
-      Object.keys(update),
+      { mode, keys: Object.keys(update) },
     );
     if (change.outbox) await deliver(deps, change.outbox.id, change.outbox.entry);
     return change.context;

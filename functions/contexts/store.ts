@@ -5,7 +5,12 @@
  *
  * Every update is one transaction that reads, merges, writes, bumps the scope's version,
  * records a `context-changed` event and, for scopes that reach workers, puts the
- * notification in the outbox: the change and its notification commit together.
+ * notification in the outbox: the change and its notification commit together. The
+ * event's payload: `scope`, `worker` or `job`, `version`, `keys` (the keys the update
+ * named), `mode` (`merge` or `replace`) and, for a replace, `removed` (the keys it deleted).
+ *
+ * A worker's or job's map goes with the worker or job (`readForRemoval`, inside the
+ * transaction that deletes it).
  */
 import type { Firestore, Transaction } from '@google-cloud/firestore';
 import type { ContextMap } from '../../shared/context/map.ts';
@@ -24,6 +29,16 @@ interface StoredContext {
   values_json: string;
   version: number;
   updated_at: string;
+}
+
+/**
+ * What an update did, for its `context-changed` event: `merge` (key by key, `null` deletes)
+ * or `replace` (the map replaced wholesale), and the keys the update named (for a replace,
+ * the keys of the new map).
+ */
+export interface ContextUpdate {
+  mode: 'merge' | 'replace';
+  keys: string[];
 }
 
 export interface ContextChange {
@@ -60,31 +75,69 @@ export class ContextStore {
     return snaps.map((snap) => parse(snap.data() as StoredContext | undefined));
   }
 
-  /** Applies `change` to the stored map atomically; `keys` names what the caller changed, for the event. */
+  /**
+   * Applies `change` to the stored map atomically; `update` says how and which keys the
+   * caller named, for the event (a replace's event also lists the keys it removed).
+   */
   async update(
     tenant: string,
     scope: ContextScope,
     change: (current: ContextMap) => ContextMap,
-    keys: string[],
+    update: ContextUpdate,
   ): Promise<ContextChange> {
     // Updates of one map from this instance queue up instead of contending in Firestore;
     // the transaction still protects against other instances.
     return await serialized(`${tenant}/${scopeDocId(scope)}`, () =>
-      this.transact(tenant, scope, change, keys),
+      this.transact(tenant, scope, change, update),
     );
+  }
+
+  /**
+   * Deletes the map of a worker or job inside the transaction that deletes the worker or
+   * job, so one made later under the same id or name starts with none. Reads now (a
+   * transaction reads everything before it writes) and returns the writes, to call after
+   * the caller's other reads: the delete, and a `context-changed` event (a replace that
+   * removed every key) when there was a map. Nobody is told: the worker is going, and a
+   * job's map reaches workers only when the job is staged.
+   */
+  async readForRemoval(
+    tx: Transaction,
+    tenant: string,
+    scope: Exclude<ContextScope, { kind: 'global' }>,
+  ): Promise<() => void> {
+    const ref = this.ref(tenant, scope);
+    const stored = (await tx.get(ref)).data() as StoredContext | undefined;
+    return () => {
+      if (!stored) return;
+      tx.delete(ref);
+      appendEventIn(tx, this.db, tenant, {
+        type: 'context-changed',
+        source: 'server',
+        ...eventIds(scope),
+        payload: {
+          scope: scope.kind,
+          ...scopeIds(scope),
+          version: stored.version + 1,
+          keys: [],
+          mode: 'replace',
+          removed: Object.keys(parse(stored)),
+        },
+      });
+    };
   }
 
   private async transact(
     tenant: string,
     scope: ContextScope,
     change: (current: ContextMap) => ContextMap,
-    keys: string[],
+    update: ContextUpdate,
   ): Promise<ContextChange> {
     return await this.db.runTransaction(
       async (tx) => {
         const ref = this.ref(tenant, scope);
         const stored = (await tx.get(ref)).data() as StoredContext | undefined;
-        const next = change(parse(stored));
+        const current = parse(stored);
+        const next = change(current);
         assertMapSize(next);
         const version = (stored?.version ?? 0) + 1;
         tx.set(ref, {
@@ -92,7 +145,17 @@ export class ContextStore {
           version,
           updated_at: new Date().toISOString(),
         } satisfies StoredContext);
-        const payload = { scope: scope.kind, ...scopeIds(scope), version, keys };
+        const payload = {
+          scope: scope.kind,
+          ...scopeIds(scope),
+          version,
+          keys: update.keys,
+          mode: update.mode,
+          // A replace names the keys of the new map: say which of the old ones it deleted.
+          ...(update.mode === 'replace'
+            ? { removed: Object.keys(current).filter((key) => !Object.hasOwn(next, key)) }
+            : {}),
+        };
         appendEventIn(tx, this.db, tenant, {
           type: 'context-changed',
           source: 'server',

@@ -41,6 +41,30 @@ const Query = z.object({
 
 const Event = EventView.openapi('Event');
 
+/**
+ * An event id as the log makes them (event-log.ts): the time to the millisecond, `-`, then
+ * a sequence and randomness (12 characters; 12 hex digits in ids made before the sequence).
+ */
+const EVENT_ID = /^\d{17}-[0-9a-z]{12,}$/;
+
+/** A cursor is the id of the last event of a page, base64url: opaque to clients. */
+function encodeCursor(id: string): string {
+  return Buffer.from(id).toString('base64url');
+}
+
+/**
+ * The id a cursor holds. One that is not ours (cut short, altered, made up) is a 400: read
+ * as a position, it would end the paging early or restart it somewhere else, unnoticed.
+ */
+function decodeCursor(cursor: string): string {
+  const id = Buffer.from(cursor, 'base64url').toString();
+  if (EVENT_ID.test(id) && encodeCursor(id) === cursor) return id;
+  throw ApiError.invalid(
+    'cursor is not a position in the event log (cut short or altered?): start again without cursor, or pass the next_cursor of the previous page as it came',
+    [{ path: 'cursor', message: 'not a cursor of this log' }],
+  );
+}
+
 export function eventsFamily(deps: AppDeps): RouteFamily {
   const routes = createRouter();
   routes.use('/events', authenticate(deps), requireRole('viewer'));
@@ -82,7 +106,7 @@ export function eventsFamily(deps: AppDeps): RouteFamily {
       if (q.job) query = query.where('job', '==', q.job);
       if (q.worker) query = query.where('worker', '==', q.worker);
       if (q.source) query = query.where('source', '==', q.source);
-      const after = q.cursor ? Buffer.from(q.cursor, 'base64url').toString() : undefined;
+      const after = q.cursor ? decodeCursor(q.cursor) : undefined;
       // An id begins with its time, so the time alone sorts before every id of that instant.
       const since = q.since ? eventIdTime(new Date(q.since)) : undefined;
       if (newest) {
@@ -103,8 +127,7 @@ export function eventsFamily(deps: AppDeps): RouteFamily {
         const { expires_at: _, ...event } = d.data() as z.infer<typeof Event> & { expires_at?: unknown };
         return whole ? event : forViewer(event);
       });
-      const next =
-        snap.docs.length > q.limit ? Buffer.from(events[events.length - 1]!.id).toString('base64url') : null;
+      const next = snap.docs.length > q.limit ? encodeCursor(events[events.length - 1]!.id) : null;
       return c.json({ events, next_cursor: next }, 200);
     },
   );

@@ -5,7 +5,7 @@
  * its record, so a key exchange is one read.
  */
 import type { DocumentReference, Firestore, Transaction } from '@google-cloud/firestore';
-import { type PageRequest, pageFrom } from '../../shared/api/paging.ts';
+import { type PageRequest, pageFrom, sortByKey } from '../../shared/api/paging.ts';
 import type { KeyKind } from '../../shared/auth/keys.ts';
 import type { Role } from '../../shared/auth/principal.ts';
 import { rootCollection, tenantCollection, tenantDoc } from '../adapters/firestore-paths.ts';
@@ -104,7 +104,11 @@ export class IdentityStore {
 
   async usersOf(tenant: string): Promise<UserRecord[]> {
     const snap = await rootCollection(this.db, 'users').orderBy(`memberships.${tenant}`).get();
-    return snap.docs.map((d) => d.data() as UserRecord).sort((a, b) => a.username.localeCompare(b.username));
+    // In the order GET /api/users pages by (pageInMemory on [username]).
+    return sortByKey(
+      snap.docs.map((d) => d.data() as UserRecord),
+      (u) => [u.username],
+    );
   }
 
   async anyUser(): Promise<boolean> {

@@ -124,7 +124,10 @@ export async function listJobs(
   );
 }
 
-/** Deletes a job; refused (409) while any worker has it. */
+/**
+ * Deletes a job and its context map (a job saved later under the same name inherits
+ * nothing); refused (409) while any worker has it.
+ */
 export async function removeJob(deps: AppDeps, tenant: string, name: string): Promise<void> {
   const db = await deps.clients.firestore();
   await db.runTransaction(async (tx) => {
@@ -134,7 +137,9 @@ export async function removeJob(deps: AppDeps, tenant: string, name: string): Pr
     const deployed = Object.keys(record.deployments ?? {});
     if (deployed.length)
       throw ApiError.conflict(`job ${name} is deployed to ${deployed.join(', ')}; undeploy it first`);
+    const removeContext = await new ContextStore(db).readForRemoval(tx, tenant, { kind: 'job', name });
     tx.delete(ref);
+    removeContext();
     appendEventIn(tx, db, tenant, {
       type: 'job-removed',
       source: 'server',

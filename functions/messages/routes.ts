@@ -1,7 +1,8 @@
 /**
  * `POST /api/messages` (operator): a user message (`user-generated`, `user-alert` or
  * `user-notification`) recorded in the event log and delivered to workers (all of the
- * tenant's, or one), where `message`-triggered inputs whose filters match run.
+ * tenant's, or one), where `message`-triggered inputs whose filters match run. A message
+ * to a worker that does not exist is a 404 (as a deploy to it is refused), and nothing is sent.
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import { WorkerId } from '../../shared/auth/name-schemas.ts';
@@ -19,7 +20,8 @@ const Message = z
     payload: EventPayload.default({}),
     job: z.string().max(128).optional(),
     worker: WorkerId.optional().openapi({
-      description: 'Deliver to this worker only (default: every worker)',
+      description:
+        'Deliver to this worker only (default: every worker); a worker that does not exist is a 404',
     }),
   })
   .openapi('Message');
@@ -36,7 +38,7 @@ export function messagesFamily(deps: AppDeps): RouteFamily {
       summary: 'Send a user message to workers (for message-triggered inputs)',
       security: BEARER,
       request: body(Message),
-      responses: { 201: json(z.object({ id: z.string() }), 'Sent'), ...errors(400, 401, 403) },
+      responses: { 201: json(z.object({ id: z.string() }), 'Sent'), ...errors(400, 401, 403, 404) },
     }),
     async (c) => {
       const input = c.req.valid('json');

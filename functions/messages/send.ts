@@ -1,12 +1,16 @@
 /**
  * A user message: recorded in the tenant's event log and sent, in the same transaction
  * through the outbox, to its audience (one worker, or all of the tenant's), where
- * `message`-triggered inputs whose filters match run.
+ * `message`-triggered inputs whose filters match run. A worker that does not exist is a
+ * 404, and nothing is recorded or sent.
  */
+import type { Firestore, Transaction } from '@google-cloud/firestore';
+import { ApiError } from '../../shared/errors.ts';
 import type { SluiceEvent } from '../../shared/events/vocabulary.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { buildEvent, eventsCollection, storedEvent } from '../events/event-log.ts';
 import { deliver, enqueueMessage } from '../messaging/outbox.ts';
+import { unknownWorkers } from '../workers/registry.ts';
 import { unstorable } from './payload.ts';
 
 export interface UserMessage {
@@ -30,6 +34,8 @@ export async function sendMessage(deps: AppDeps, tenant: string, message: UserMe
   });
   const queued = await db
     .runTransaction(async (tx) => {
+      // As a deploy: a message to a worker that does not exist would be dropped unseen.
+      if (message.worker) await assertWorkerExists(db, tenant, message.worker, tx);
       tx.set(eventsCollection(db, tenant).doc(event.id), storedEvent(event));
       return enqueueMessage(tx, db, { tenant, ...(message.worker ? { worker: message.worker } : {}) }, event);
     })
@@ -38,4 +44,13 @@ export async function sendMessage(deps: AppDeps, tenant: string, message: UserMe
     });
   await deliver(deps, queued.id, queued.entry);
   return event;
+}
+
+/** 404 naming a worker that does not exist (built-in workers always do), read in `tx`. */
+async function assertWorkerExists(db: Firestore, tenant: string, worker: string, tx: Transaction) {
+  const missing = await unknownWorkers(db, tenant, [worker], tx);
+  if (missing.length)
+    throw new ApiError('not_found', `unknown worker: ${worker}`, {
+      details: [{ path: 'worker', message: `no worker ${worker}` }],
+    });
 }

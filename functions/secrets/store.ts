@@ -1,5 +1,6 @@
 /** Encrypted secrets in Firestore: `tenants/{tenant}/secrets/{scope}~{name}`. */
 import type { Firestore, Transaction } from '@google-cloud/firestore';
+import { sortByKey } from '../../shared/api/paging.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { tenantCollection } from '../adapters/firestore-paths.ts';
 import { open, type SealedValue, seal } from './crypto.ts';
@@ -9,6 +10,9 @@ interface StoredSecret extends SealedValue {
   name: string;
   updated_at: string;
 }
+
+/** A secret's place in the list and in its pages (secrets/routes.ts pages by the same key). */
+const secretKey = (secret: { scope: string; name: string }): string[] => [secret.scope, secret.name];
 
 export class SecretStore {
   constructor(
@@ -32,12 +36,16 @@ export class SecretStore {
       .set({ scope, name, ...sealed, updated_at: new Date().toISOString() });
   }
 
+  /** Every secret of the tenant, by scope then name (the order its pages follow). */
   async list(tenant: string): Promise<{ scope: string; name: string; updated_at: string }[]> {
     const snap = await this.collection(tenant).orderBy('scope').get();
-    return snap.docs
-      .map((d) => d.data() as StoredSecret)
-      .map(({ scope, name, updated_at }) => ({ scope, name, updated_at }))
-      .sort((a, b) => `${a.scope}/${a.name}`.localeCompare(`${b.scope}/${b.name}`));
+    // In the order GET /api/secrets pages by (pageInMemory on [scope, name]).
+    return sortByKey(
+      snap.docs
+        .map((d) => d.data() as StoredSecret)
+        .map(({ scope, name, updated_at }) => ({ scope, name, updated_at })),
+      secretKey,
+    );
   }
 
   async delete(tenant: string, scope: string, name: string): Promise<boolean> {

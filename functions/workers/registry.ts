@@ -17,6 +17,7 @@ import { tenantCollection } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { FailureLimiter } from '../auth/rate-limit.ts';
 import { authServices } from '../auth/services.ts';
+import { ContextStore } from '../contexts/store.ts';
 import { appendEventIn } from '../events/event-log.ts';
 import { newGeneration } from '../identity/credential-refs.ts';
 import type {
@@ -226,17 +227,24 @@ export async function enrollWorker(
   try {
     await ensureWorkerSubscription(await deps.clients.pubsub(), entry!.tenant, id);
   } catch (err) {
-    await deleteWorker(deps, entry!.tenant, id).catch(() => {});
+    // The worker never came to be: a context map set ahead of it for this id stays.
+    await deleteWorker(deps, entry!.tenant, id, { keepContext: true }).catch(() => {});
     throw err;
   }
   return { id, key };
 }
 
 /**
- * Deletes a worker and takes it off every job in the same transaction (a worker enrolled
- * later under the same id inherits nothing); its tokens stop working within seconds.
+ * Deletes a worker, takes it off every job and deletes its context map, all in the same
+ * transaction (a worker enrolled later under the same id inherits nothing); its tokens stop
+ * working within seconds. `keepContext`: an enrollment taking itself back keeps the map.
  */
-export async function deleteWorker(deps: AppDeps, tenant: string, id: string): Promise<void> {
+export async function deleteWorker(
+  deps: AppDeps,
+  tenant: string,
+  id: string,
+  options: { keepContext?: boolean } = {},
+): Promise<void> {
   // Always there: `local` too, whose runtime the local stack runs with the key it wrote.
   if (isBuiltInWorker(id)) throw ApiError.conflict(`the built-in ${id} worker cannot be deleted`);
   const auth = authServices(deps);
@@ -245,7 +253,12 @@ export async function deleteWorker(deps: AppDeps, tenant: string, id: string): P
     const ref = store.worker(tenant, id);
     const record = (await tx.get(ref)).data() as WorkerRecord | undefined;
     if (!record) throw ApiError.notFound(`no worker ${id}`);
+    // Reads before writes: removeWorkerFromJobs reads, then writes.
+    const removeContext = options.keepContext
+      ? () => {}
+      : await new ContextStore(store.db).readForRemoval(tx, tenant, { kind: 'worker', id });
     const queued = await removeWorkerFromJobs(tx, store.db, tenant, id);
+    removeContext();
     store.deleteKeyed(tx, ref, record.key_hash);
     appendEventIn(tx, store.db, tenant, {
       type: 'worker-removed',

@@ -55,7 +55,11 @@ export function pageFrom<T>(
   return { items: page, next: encodePageToken(keyOf(page[page.length - 1]!)) };
 }
 
-/** Pages a list held in memory, sorted by `keyOf` (compared part by part). */
+/**
+ * Pages a list held in memory, sorted by `keyOf` in the order of `compareKeys` (sort it
+ * with `sortByKey`): sorted in any other order (say localeCompare), a page starts after
+ * the wrong item and items are skipped.
+ */
 export function pageInMemory<T>(
   sorted: readonly T[],
   request: PageRequest,
@@ -67,7 +71,16 @@ export function pageInMemory<T>(
   return pageFrom(sorted.slice(start, start + request.limit + 1), request, keyOf);
 }
 
-function compareKeys(a: readonly string[], b: readonly string[]): number {
+/** A copy of `items` in the order paging uses: `keyOf` compared with `compareKeys`. */
+export function sortByKey<T>(items: readonly T[], keyOf: (item: T) => string[]): T[] {
+  return [...items].sort((a, b) => compareKeys(keyOf(a), keyOf(b)));
+}
+
+/**
+ * The order of page keys: part by part, each by code unit (as `<` compares strings; for
+ * the ASCII names the lists hold, the order Firestore sorts by), never by locale.
+ */
+export function compareKeys(a: readonly string[], b: readonly string[]): number {
   for (let i = 0; i < Math.max(a.length, b.length); i++) {
     const x = a[i] ?? '';
     const y = b[i] ?? '';
