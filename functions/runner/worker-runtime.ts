@@ -124,6 +124,8 @@ const REFRESH_TYPES = new Set([
   'deployed-job-removed',
   'job-deployed',
   'update-variable',
+  // A secret changed or was deleted: jobs using it restart with its value, or stop.
+  'job-credentials-invalidated',
 ]);
 
 export async function runWorker(options: WorkerOptions): Promise<void> {

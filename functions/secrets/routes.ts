@@ -14,6 +14,7 @@ import { BEARER, body, errors, json, jsonPage, noContent } from '../app/openapi-
 import { pageRequest, setNextPage } from '../app/paging.ts';
 import { createRouter, type RouteFamily } from '../app/router.ts';
 import { authenticate, requireRole } from '../auth/middleware.ts';
+import { changeSecret } from './change.ts';
 import { SecretStore } from './store.ts';
 
 const Params = z.object({
@@ -51,7 +52,7 @@ export function secretsFamily(deps: AppDeps): RouteFamily {
     }),
     async (c) => {
       const { scope, name } = c.req.valid('param');
-      await (await store()).put(c.get('principal').tenant, scope, name, c.req.valid('json').value);
+      await changeSecret(deps, c.get('principal').tenant, scope, name, c.req.valid('json').value);
       return c.body(null, 204);
     },
   );
@@ -93,7 +94,7 @@ export function secretsFamily(deps: AppDeps): RouteFamily {
     }),
     async (c) => {
       const { scope, name } = c.req.valid('param');
-      if (!(await (await store()).delete(c.get('principal').tenant, scope, name))) {
+      if (!(await changeSecret(deps, c.get('principal').tenant, scope, name, null))) {
         throw ApiError.notFound(`no secret ${scope}/${name}`);
       }
       return c.body(null, 204);

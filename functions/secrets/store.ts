@@ -30,10 +30,18 @@ export class SecretStore {
   }
 
   async put(tenant: string, scope: string, name: string, value: string): Promise<void> {
+    await this.db.runTransaction(async (tx) => this.putIn(tx, tenant, scope, name, value));
+  }
+
+  /** Stores the value in `tx`. */
+  putIn(tx: Transaction, tenant: string, scope: string, name: string, value: string): void {
     const sealed = seal(value, this.key(), `${tenant}/${scope}/${name}`);
-    await this.collection(tenant)
-      .doc(`${scope}~${name}`)
-      .set({ scope, name, ...sealed, updated_at: new Date().toISOString() });
+    tx.set(this.collection(tenant).doc(`${scope}~${name}`), {
+      scope,
+      name,
+      ...sealed,
+      updated_at: new Date().toISOString(),
+    });
   }
 
   /** Every secret of the tenant, by scope then name (the order its pages follow). */
@@ -49,9 +57,14 @@ export class SecretStore {
   }
 
   async delete(tenant: string, scope: string, name: string): Promise<boolean> {
+    return await this.db.runTransaction(async (tx) => this.deleteIn(tx, tenant, scope, name));
+  }
+
+  /** Deletes it in `tx` (reads first); false when there was none. */
+  async deleteIn(tx: Transaction, tenant: string, scope: string, name: string): Promise<boolean> {
     const ref = this.collection(tenant).doc(`${scope}~${name}`);
-    if (!(await ref.get()).exists) return false;
-    await ref.delete();
+    if (!(await tx.get(ref)).exists) return false;
+    tx.delete(ref);
     return true;
   }
 
