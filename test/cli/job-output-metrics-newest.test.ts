@@ -18,7 +18,7 @@ const idTime = (ms: number) => new Date(ms).toISOString().replace(/[-:.TZ]/g, ''
 
 function report(ms: number, i: number, job = 'j'): EventView {
   return {
-    id: `${idTime(ms)}-${String(i).padStart(8, '0')}`,
+    id: `${idTime(ms)}-${String(i).padStart(12, '0')}`,
     type: 'job-metrics',
     kind: 'system',
     source: 'job',
@@ -141,7 +141,7 @@ describe('against the API (pages of 10, at most 4)', () => {
           },
           made,
         ),
-        id: `${idTime(made.getTime())}-${String(i).padStart(8, '0')}`,
+        id: `${idTime(made.getTime())}-${String(i).padStart(12, '0')}`,
       };
       batch.set(eventsCollection(db, 'default').doc(e.id), storedEvent(e));
     }
