@@ -31,15 +31,22 @@ export function googleKeySchema(f: Fields, what: string) {
       `credentials.${what}`,
     )
     .superRefine(exactlyOne(`credentials.${what}`, ['path', 'key']))
+    .check(
+      // Rendering does not check this again: at the stored level no whole `{{...}}` reference
+      // may stand for these credentials, or anything holding them (fields.ts storedRule).
+      f.storedRule<{ path?: string }>(
+        `it could bring in a credentials \`path\`, a file of the machine that runs the job, which only saving refuses; write the map out and reference the values inside it, e.g. key: '{{sa_key}}' or key: \${secret|gcp/key}`,
+        (value, ctx) => {
+          if (value.path === undefined) return;
+          ctx.addIssue({
+            code: 'custom',
+            path: ['path'],
+            message: `a job saved to the control plane may not name a file of the machine that runs it; put the key in \`key\` (from a secret: key: \${secret|gcp/key})`,
+          });
+        },
+      ),
+    )
     .superRefine((value, ctx) => {
-      if (f.level === 'stored' && value.path !== undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['path'],
-          message:
-            'a job saved to the control plane may not name a file of the machine that runs it; put the key in `key` (from a secret: key: ${secret|gcp/key})',
-        });
-      }
       if (typeof value.key === 'string' && !resolvedLater(value.key)) {
         const parsed = parseServiceAccountKey(value.key);
         if (!parsed.ok) ctx.addIssue({ code: 'custom', path: ['key'], message: parsed.message });

@@ -1,8 +1,16 @@
 /**
  * Building blocks of the job schemas, each declared once and used at both validation
- * levels (CONTRACT section 3): at the *saved* level a string holding a `{{...}}`
- * reference is accepted wherever a typed value is expected, because context fills it
- * in later; at the *rendered* level every value must have its real type.
+ * levels (CONTRACT section 3): at the *saved* level a `{{...}}` reference is accepted
+ * wherever a typed value is expected, because context fills it in later; at the
+ * *rendered* level every value must have its real type.
+ *
+ * Where a reference may stand:
+ * - a number, boolean, duration, enum or other single value (`templatable`): any string
+ *   holding a reference, since text may render to the value (`'{{minutes}}m'`);
+ * - a map, list or choice that is a field of a map (every field of `strict`, at any depth):
+ *   a string that is exactly one reference (`'{{names}}'`), which renders to the context
+ *   value with its JSON type. Inside longer text a reference renders to text, never to a
+ *   map or list, so such a string is judged by the field's own schema (and refused).
  *
  * @example
  *   const f = fieldsFor('saved');
@@ -13,7 +21,7 @@ import { z } from 'zod';
 import { parseDuration } from '../duration.ts';
 import { compileSafeRegex, MAX_REGEX_SIZE } from '../regex.ts';
 import { parseStartTime } from '../time-format.ts';
-import { referenceProblem } from './reference-syntax.ts';
+import { isWholeReference, referenceProblem } from './reference-syntax.ts';
 import { closest } from './suggest.ts';
 
 /**
@@ -61,57 +69,170 @@ export function containsReference(value: unknown): boolean {
   return false;
 }
 
-/** Saved-level wrappers and the schema they stand for (for the JSON Schema: value or template). */
-export const TEMPLATABLE = new WeakMap<z.ZodType, z.ZodType>();
+/**
+ * The outline of a string that is exactly one reference, for the JSON Schema of job files
+ * (editors); `isWholeReference` (reference-syntax.ts) decides, as rendering does.
+ */
+export const WHOLE_REFERENCE_PATTERN = /^\{\{[^{}]*\}\}$/;
+
+/**
+ * Saved-level wrappers, the schema each stands for and which references it takes in its
+ * place (for the JSON Schema: the value, or a template; `whole`: only a whole reference).
+ */
+export const TEMPLATABLE = new WeakMap<z.ZodType, { schema: z.ZodType; whole: boolean }>();
+
+/** The schema a saved-level wrapper stands for, also through its clones (`.describe()`). */
+export function templatableOf(schema: z.ZodType): { schema: z.ZodType; whole: boolean } | undefined {
+  for (let s: z.ZodType | undefined = schema; s; s = s._zod.parent as z.ZodType | undefined) {
+    const found = TEMPLATABLE.get(s);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
+ * Rules of the `stored` level that rendering does not check again (`storedRule`): the check
+ * and why a whole reference may not stand for a value it applies to.
+ */
+const STORED_RULES = new WeakMap<object, string>();
+
+/**
+ * Why a value of `schema` may not come whole from a reference at the stored level: a rule
+ * of that level applies inside it (`storedRule`), and rendering, which checks the value
+ * the reference brings in, does not check that rule again. Undefined when none applies.
+ * Remembered per schema: each map asks it of its fields, and they of theirs.
+ */
+function storedRuleWithin(schema: z.ZodType): string | undefined {
+  if (STORED_RULE_WITHIN.has(schema)) return STORED_RULE_WITHIN.get(schema);
+  STORED_RULE_WITHIN.set(schema, undefined);
+  const def = schema._zod.def as unknown as Record<string, unknown>;
+  const inside: z.ZodType[] = [];
+  const wrapped = templatableOf(schema);
+  if (wrapped) inside.push(wrapped.schema);
+  for (const key of ['innerType', 'element', 'keyType', 'valueType', 'in', 'out', 'left', 'right'])
+    if (def[key]) inside.push(def[key] as z.ZodType);
+  for (const key of ['shape', 'options'])
+    if (def[key]) inside.push(...(Object.values(def[key] as object) as z.ZodType[]));
+  let why: string | undefined;
+  for (const check of (def.checks as object[] | undefined) ?? []) why ??= STORED_RULES.get(check);
+  for (const member of inside) why ??= storedRuleWithin(member);
+  STORED_RULE_WITHIN.set(schema, why);
+  return why;
+}
+const STORED_RULE_WITHIN = new WeakMap<z.ZodType, string | undefined>();
 
 export const FIELD_NAME = /^[A-Za-z_@][A-Za-z0-9_@.-]{0,127}$/;
 export const CONTEXT_KEY = /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/;
 
 export function fieldsFor(level: Level) {
   /**
-   * At the saved level, also accept a `{{...}}` string in place of the value. Not a zod
-   * union: a union reports the template alternative's complaint ("must match {{...}}")
-   * instead of the real one, so the real schema is run and its issues passed on as they are.
-   * A malformed reference (reference-syntax.ts) is the one complaint about such a string.
+   * At the saved level, also accept a `{{...}}` string in place of the value: any string
+   * holding a reference, or with `whole` (a map, list or choice) only a string that is
+   * exactly one. Not a zod union: a union reports the template alternative's complaint
+   * ("must match {{...}}") instead of the real one, so the real schema is run and its issues
+   * passed on as they are. A malformed reference (reference-syntax.ts) is the one complaint
+   * about a string holding one.
+   *
+   * At the stored level a whole reference may not stand for a value that a rule of that level
+   * applies inside (`storedRule`): rendering checks what the reference brings in at the
+   * rendered level, which does not know that rule.
    */
-  const templatable = <T extends z.ZodType>(schema: T): T => {
+  const templatable = <T extends z.ZodType>(schema: T, options: { whole?: boolean } = {}): T => {
     if (level === 'rendered') return schema;
+    const whole = options.whole === true;
+    const storedRule = whole && level === 'stored' ? storedRuleWithin(schema) : undefined;
     const wrapped = z.unknown().superRefine((value, ctx) => {
-      if (typeof value === 'string' && !wellFormedReferences(value, ctx)) return;
-      if (typeof value === 'string' && TEMPLATE_PATTERN.test(value)) return;
+      if (typeof value === 'string') {
+        // A map or list field judges text without a `{{` as its schema does (a type error).
+        if ((!whole || value.includes('{{')) && !wellFormedReferences(value, ctx)) return;
+        if (whole ? isWholeReference(value) : TEMPLATE_PATTERN.test(value)) {
+          if (storedRule)
+            ctx.addIssue({
+              code: 'custom',
+              message: `may not come whole from a {{key}} reference in a job saved to the control plane: ${storedRule}`,
+            });
+          return;
+        }
+      }
       // The common case is valid: check cheaply first, and only re-run to collect inputs for messages.
       if (schema.safeParse(value).success) return;
       const result = schema.safeParse(value, { reportInput: true });
       if (!result.success) for (const issue of result.error.issues) ctx.addIssue(issue as never);
     });
     const described = schema.description ? wrapped.describe(schema.description) : wrapped;
-    TEMPLATABLE.set(described, schema);
+    TEMPLATABLE.set(described, { schema, whole });
     return described as unknown as T;
+  };
+
+  /**
+   * A field of a map at the saved level: a map, list or choice also takes a whole reference
+   * (`templatable` with `whole`). Its `.optional()` and `.default()` stay outside, so that the
+   * field stays optional and keeps its default; text fields take any text already, and
+   * single values (`templatable`) any reference.
+   */
+  const referable = (field: z.ZodType): z.ZodType => {
+    const def = field._zod.def as unknown as { type: string; innerType?: z.ZodType; defaultValue?: unknown };
+    if ((def.type === 'optional' || def.type === 'default') && def.innerType) {
+      const inner = referable(def.innerType);
+      if (inner === def.innerType) return field;
+      const rebuilt = def.type === 'optional' ? inner.optional() : inner.default(() => def.defaultValue);
+      const meta = z.globalRegistry.get(field);
+      return meta ? rebuilt.meta(meta) : rebuilt;
+    }
+    if (def.type === 'string' || templatableOf(field)) return field;
+    return templatable(field, { whole: true });
   };
 
   const typed = <T extends z.ZodType>(schema: T, description: string): T =>
     templatable(schema.describe(description) as T);
 
-  /** An object that refuses unknown keys, suggesting the closest known one. */
-  const strict = <S extends z.ZodRawShape>(shape: S, where: string) =>
-    z.strictObject(shape, {
-      error: (issue) => {
-        if (issue.code === 'unrecognized_keys')
-          return unknownKeysMessage(issue.keys, Object.keys(shape), where);
-        if (issue.code === 'invalid_type' && issue.input === undefined) {
-          return `required field \`${where.split('.').pop()}\` is missing`;
-        }
-        if (issue.code === 'invalid_type')
-          return `${where} must be a map of fields, not ${describeValue(issue.input)}`;
-        return undefined;
+  /**
+   * An object that refuses unknown keys, suggesting the closest known one. At the saved
+   * levels each of its fields may be a whole reference (`referable`), unless `literal`: the
+   * job's own top level (`name` and `context` are not rendered, and the server reads which
+   * input and output a job has from the definition as saved).
+   */
+  const strict = <S extends z.ZodRawShape>(shape: S, where: string, options: { literal?: boolean } = {}) =>
+    z.strictObject(
+      level === 'rendered' || options.literal
+        ? shape
+        : (Object.fromEntries(
+            Object.entries(shape).map(([key, field]) => [key, referable(field as z.ZodType)]),
+          ) as unknown as S),
+      {
+        error: (issue) => {
+          if (issue.code === 'unrecognized_keys')
+            return unknownKeysMessage(issue.keys, Object.keys(shape), where);
+          if (issue.code === 'invalid_type' && issue.input === undefined) {
+            return `required field \`${where.split('.').pop()}\` is missing`;
+          }
+          if (issue.code === 'invalid_type')
+            return `${where} must be a map of fields, not ${describeValue(issue.input)}`;
+          return undefined;
+        },
       },
+    );
+
+  /**
+   * A rule that only the `stored` level checks (a job kept in the control plane, which runs
+   * on machines its author does not own), as a check for `.check()`: it does nothing at the
+   * other levels. Rendering does not check it again, so at the stored level no whole
+   * reference may stand for a value it applies to; `why` says why, for that refusal.
+   */
+  const storedRule = <T>(why: string, rule: (value: T, ctx: z.RefinementCtx<T>) => void) => {
+    const check = z.superRefine<T>((value, ctx) => {
+      if (level === 'stored') rule(value, ctx);
     });
+    if (level === 'stored') STORED_RULES.set(check, why);
+    return check;
+  };
 
   return {
     level,
     templatable,
     typed,
     strict,
+    storedRule,
     /** Rendered text is checked by renderJob: a `\{{` there has become a literal `{{`. */
     string: (description: string) =>
       (level === 'rendered'

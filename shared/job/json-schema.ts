@@ -7,7 +7,7 @@
  *   writeFileSync('docs/job.schema.json', JSON.stringify(jobJsonSchema(), null, 2));
  */
 import { z } from 'zod';
-import { TEMPLATABLE, TEMPLATE_PATTERN } from './fields.ts';
+import { TEMPLATE_PATTERN, templatableOf, WHOLE_REFERENCE_PATTERN } from './fields.ts';
 import { jobSchema } from './schema.ts';
 
 type JsonSchema = Record<string, unknown>;
@@ -29,15 +29,26 @@ function toJson(schema: z.ZodType): JsonSchema {
     io: 'input',
     unrepresentable: 'any',
     override: (ctx) => {
-      const inner = TEMPLATABLE.get(ctx.zodSchema as unknown as z.ZodType);
-      if (!inner) return;
-      const { $schema: _, ...value } = toJson(inner);
+      const wrapped = templatableOf(ctx.zodSchema as unknown as z.ZodType);
+      if (!wrapped) return;
+      const { $schema: _, ...value } = toJson(wrapped.schema);
       for (const key of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[key];
       Object.assign(ctx.jsonSchema, {
         ...(value.description ? { description: value.description } : {}),
+        ...(value.examples ? { examples: value.examples } : {}),
         anyOf: [
           value,
-          { type: 'string', pattern: TEMPLATE_PATTERN.source, description: 'a {{key}} context reference' },
+          wrapped.whole
+            ? {
+                type: 'string',
+                pattern: WHOLE_REFERENCE_PATTERN.source,
+                description: 'a {{key}} context reference alone, replaced by the value with its JSON type',
+              }
+            : {
+                type: 'string',
+                pattern: TEMPLATE_PATTERN.source,
+                description: 'a {{key}} context reference',
+              },
         ],
       });
     },

@@ -19,6 +19,7 @@
  * @example
  *   parseTemplate('s3://{{bucket}}/in'); // { ok: true, parts: [{ text: 's3://' }, { ref: ['bucket'], raw: '{{bucket}}' }, { text: '/in' }] }
  *   referenceProblem('{{ }}');            // '`{{ }}` is an empty context reference: ...'
+ *   isWholeReference('{{ names }}');      // true; 'logs/{{names}}' and '{{a}}{{b}}' are text
  */
 import { excerpt, runtimeReferenceProblem, skipSpaces } from '../runtime-refs.ts';
 
@@ -59,6 +60,19 @@ export function parseTemplate(text: string): ParsedTemplate {
   literal += text.slice(copied);
   if (literal) parts.push({ text: literal });
   return { ok: true, parts };
+}
+
+/**
+ * Whether `text` is exactly one well-formed `{{key}}` reference and nothing else (spaces inside
+ * the braces allowed): what rendering replaces by the context value with its JSON type. Any
+ * other text around it, another reference or `{{{key}}}` makes text, rendered as text.
+ */
+export function isWholeReference(text: string): boolean {
+  if (!text.startsWith('{{') || !text.endsWith('}}')) return false;
+  const parsed = parseTemplate(text);
+  if (!parsed.ok || parsed.parts.length !== 1) return false;
+  const [part] = parsed.parts;
+  return part !== undefined && 'ref' in part && part.raw === text;
 }
 
 /**

@@ -84,6 +84,9 @@ function buildJobSchema(level: Level) {
         output: kinds(OUTPUT_KINDS, 'output'),
       },
       'the job',
+      // Written out: `name` and `context` are not rendered, and the server reads which input and
+      // output a job has from it as saved; the fields inside them may be whole references.
+      { literal: true },
     )
     .describe('A Sluice job definition.');
 }
