@@ -122,6 +122,14 @@ export interface RunContext {
   worker: string;
   /** Aborted on shutdown or when the job is redeployed; inputs stop promptly and cleanly. */
   signal: AbortSignal;
+  /**
+   * A run with a time budget (the `cloud` worker): `signal` is aborted a while before the
+   * run's `signal`. An input that reads in units (objects) then starts no new one, delivers
+   * and commits what it read, says `leftUndone()` if anything is left, and returns; the run's
+   * rest is requested again and carries on from there. (Cut at its budget, a run kept
+   * nothing it had not committed, and its rest started over, for ever.)
+   */
+  wrapUp?: { signal: AbortSignal; leftUndone(): void };
   window?: RunWindow;
   /**
    * Set when the output writes events as JSON text. An input may then deliver JSON lines

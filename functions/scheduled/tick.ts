@@ -175,15 +175,32 @@ async function runOne(
   const timer = deps.now
     ? undefined
     : setTimeout(() => controller.abort(new Error(reason)), Math.max(0, limitAt - now()));
+  // Before the limit the run winds up (RunContext.wrapUp): what it read is delivered and kept.
+  const wrapUp = new AbortController();
+  const wrapUpAt = limitAt - wrapUpMs(limitAt - now());
+  const wrapUpTimer = deps.now
+    ? undefined
+    : setTimeout(() => wrapUp.abort(new Error(reason)), Math.max(0, wrapUpAt - now()));
   const checkLimit = () => {
+    if (!wrapUp.signal.aborted && now() >= wrapUpAt) wrapUp.abort(new Error(reason));
     if (!controller.signal.aborted && now() >= limitAt) controller.abort(new Error(reason));
   };
-  const stoppedBy = () => (controller.signal.reason as Error | undefined)?.message;
+  /** Aborted when the input wound up with work left: the run is not complete. */
+  const undone = new AbortController();
+  const stoppedBy = () => ((controller.signal.reason ?? undone.signal.reason) as Error | undefined)?.message;
+  /** Stopped at its limit: cut, or wound up before it with its rest still to read. */
+  const stopped = () => controller.signal.aborted || undone.signal.aborted;
   try {
     const trigger = triggerOf(job.definition);
     const spec = trigger?.interval ?? trigger?.cron;
     const watermarks = firestoreWatermarks(deps.db, { tenant: job.tenant });
-    const triggerContext = { job: job.name, signal: controller.signal, watermarks, now };
+    // A window the run wound up in is not done: its watermark stays, and no next window starts.
+    const triggerContext = {
+      job: job.name,
+      signal: AbortSignal.any([controller.signal, undone.signal]),
+      watermarks,
+      now,
+    };
     const offsetMs = spec ? await randomOffset(triggerContext, parseDuration(spec['random-offset'])) : 0;
     const state = ((await stateDoc.get()).data() ?? {}) as TickState;
     const startedMs = now();
@@ -216,6 +233,10 @@ async function runOne(
             job: job.name,
             worker: 'cloud',
             signal: controller.signal,
+            wrapUp: {
+              signal: wrapUp.signal,
+              leftUndone: () => undone.abort(wrapUp.signal.reason),
+            },
             fingerprints: firestoreFingerprints(deps.db, { tenant: job.tenant }),
             watermarks,
             report,
@@ -241,7 +262,7 @@ async function runOne(
     } finally {
       await built.output.close();
     }
-    const completed = !controller.signal.aborted;
+    const completed = !stopped();
     const after = afterTickRun(trigger, state, { startedMs, endedMs: now(), offsetMs, version, completed });
     if (!job.partId) await stateDoc.set(after, { merge: true });
     const ran = {
@@ -255,7 +276,9 @@ async function runOne(
     report({
       type: 'job-errors',
       payload: {
-        reason: `the run took longer than its time budget of ${budgetMs} ms on the cloud worker and was stopped; its rest was requested again and carries on from where it stopped`,
+        reason: controller.signal.aborted
+          ? `the run took longer than its time budget of ${budgetMs} ms on the cloud worker and was stopped; its rest was requested again and carries on from what it committed`
+          : `the run reached its time budget of ${budgetMs} ms on the cloud worker: what it had read is delivered and kept, and its rest was requested again and carries on from there`,
         budget_ms: budgetMs,
       },
     });
@@ -270,6 +293,7 @@ async function runOne(
     };
   } finally {
     clearTimeout(timer);
+    clearTimeout(wrapUpTimer);
     clearInterval(renewal);
     const handOver = deps.leaseAfterRun?.(job);
     await (handOver ? handLease(deps.db, path, owner, handOver) : releaseLease(deps.db, path, owner)).catch(
@@ -330,4 +354,12 @@ function limitChecked(output: BoundOutput, checkLimit: () => void): BoundOutput 
       checkLimit();
     },
   };
+}
+
+/**
+ * How long before its limit a run winds up: a quarter of its time, at most 15 s, for the
+ * objects being read to finish and their events to be delivered and acknowledged.
+ */
+function wrapUpMs(timeLeftMs: number): number {
+  return Math.min(timeLeftMs / 4, 15_000);
 }

@@ -407,6 +407,17 @@ export async function runGcsInput(
   };
   /** Ends the reading of notifications early: the output or an ordered turn failed. */
   const stopNotifications = new AbortController();
+  /**
+   * Whether the run is winding up before its budget (RunContext.wrapUp): then it starts no
+   * new object and tells the run it left work for its rest.
+   */
+  let leftUndone = false;
+  const woundUp = () => {
+    if (!ctx.wrapUp?.signal.aborted) return false;
+    leftUndone = true;
+    ctx.wrapUp.leftUndone();
+    return true;
+  };
   /** Reading notifications: objects go on as soon as they are read. */
   let streaming = false;
   const inOrder = plan.ordered
@@ -511,6 +522,8 @@ export async function runGcsInput(
     try {
       for await (const fresh of prefetch(mapPages(pages, freshOf), 1)) {
         if (flushFailure !== undefined) throw flushFailure;
+        // Winding up before the run's budget: no new object; what was read is delivered below.
+        if (woundUp()) break;
         if (plan.mode === 'list-objects') {
           for (const meta of fresh) {
             const object = track(meta);
@@ -523,6 +536,7 @@ export async function runGcsInput(
         } else {
           for (const [index, meta] of fresh.entries()) {
             ctx.signal.throwIfAborted();
+            if (woundUp()) break;
             if (await sharder?.handOver(meta)) continue;
             const followed = index < fresh.length - 1;
             await pool.run(() => readObject(meta, followed));
@@ -591,18 +605,26 @@ export async function runGcsInput(
       // An object that failed to read has no notification to bring it back: the next run
       // lists again (the objects read are skipped by fingerprint).
       // The coverage first: a run stopped between the two writes lists again.
-      if (notifications && stats.failed_objects === failedBefore) {
+      // Nor a listing wound up before the run's budget: its rest lists again.
+      if (notifications && stats.failed_objects === failedBefore && !leftUndone) {
         await ctx.watermarks.set(ctx.job, BACKFILL_COVERAGE_WATERMARK, JSON.stringify(coverage));
         await ctx.watermarks.set(ctx.job, BACKFILL_WATERMARK, notifications.subscription);
       }
     }
     if (notifications) {
-      const pages = notificationPages(plan, AbortSignal.any([ctx.signal, stopNotifications.signal]), {
+      const stopReceiving = [
+        ctx.signal,
+        stopNotifications.signal,
+        ...(ctx.wrapUp ? [ctx.wrapUp.signal] : []),
+      ];
+      const pages = notificationPages(plan, AbortSignal.any(stopReceiving), {
         untilStopped: !plan.triggered && !options.notificationsEndWhenQuiet,
         ...(options.notificationIdleMs !== undefined ? { idleMs: options.notificationIdleMs } : {}),
       });
       try {
         await readPages(noticedObjects(pages), true);
+        // Stopped receiving to wind up: more may be waiting, for the run's rest.
+        woundUp();
       } finally {
         // After the last delivery and commit: their notices are acknowledged by now.
         await pages.close();
