@@ -17,6 +17,8 @@
  *   - each function's timeout is one its trigger allows (an event-triggered function at
  *     most 540 s), and only families that hold requests open (long polls, streams) get more
  *     than a short API timeout;
+ *   - terraform's `shard_objects` is validated to 1..PART_MAX_OBJECTS (whole numbers), the
+ *     objects one part request may carry, as the runner's SLUICE_SHARD_OBJECTS is;
  *   - the runner and the relay hold no project-wide Pub/Sub role: each publishes, on the
  *     topics its code publishes to, and nothing else;
  *   - the build account reads the function sources and no other bucket;
@@ -40,7 +42,7 @@ import { parse as parseHcl } from '@cdktf/hcl2json';
 import ts from 'typescript';
 import { cloudClients } from '../functions/adapters/clients.ts';
 import { ALL_COLLECTIONS } from '../functions/adapters/firestore-paths.ts';
-import { loadConfig } from '../functions/app/config.ts';
+import { loadConfig, SHARD_OBJECTS_MAX } from '../functions/app/config.ts';
 import type { FamilyFactory } from '../functions/app/create-app.ts';
 import { createLogger } from '../functions/app/logger.ts';
 import { type Entry, entrySource, entryTable, type HttpEntry } from '../functions/entry/table.ts';
@@ -52,6 +54,7 @@ import {
   RUN_TOPIC,
 } from '../functions/runs/run-channel.ts';
 import { EXPIRING_COLLECTIONS } from '../functions/scheduled/ttl-sweep.ts';
+import { PART_MAX_OBJECTS } from '../shared/runs/run-request.ts';
 import { ENTRY_DIR, ROOT } from './build.ts';
 
 export interface CheckResult {
@@ -670,6 +673,60 @@ export function checkRunQueue(tf: Terraform): CheckResult {
       problems.push(`${RUN_SUBSCRIPTION} has no dead-letter policy to the run dead-letter topic`);
   }
   return result('run requests reach the runner, and failing ones its dead-letter report', problems);
+}
+
+/**
+ * terraform's `shard_objects` (the runner's SLUICE_SHARD_OBJECTS) is validated to what one
+ * part request may carry: whole numbers from 1 to PART_MAX_OBJECTS, the bound the runner's
+ * configuration holds it to at start. Without it, `terraform apply` takes a value whose
+ * runners refuse to start, or (before that bound) whose parts every runner refuses.
+ */
+export function checkShardObjects(tf: Terraform): CheckResult {
+  const problems: string[] = [];
+  const range = `1 to ${PART_MAX_OBJECTS}`;
+  if (SHARD_OBJECTS_MAX !== PART_MAX_OBJECTS)
+    problems.push(
+      `SLUICE_SHARD_OBJECTS allows up to ${SHARD_OBJECTS_MAX} (functions/app/config.ts) but a part request carries at most ${PART_MAX_OBJECTS} (PART_MAX_OBJECTS)`,
+    );
+  const variable = tf.raw.map((doc) => doc.variable?.shard_objects?.[0] as Json | undefined).find(Boolean);
+  if (!variable)
+    return result('shard_objects is bounded by what a part request carries', [
+      ...problems,
+      'terraform declares no variable shard_objects',
+    ]);
+  const conditions = ((variable.validation ?? []) as Json[]).map((v) =>
+    String(v.condition ?? '')
+      .replace(/^\$\{([\s\S]*)\}$/, '$1')
+      .trim(),
+  );
+  if (conditions.length === 0) {
+    problems.push(
+      `variable shard_objects has no validation: give it ${range} (PART_MAX_OBJECTS, the objects one part request may carry)`,
+    );
+  } else {
+    // Every validation must hold: their clauses (joined by &&) together must bound it.
+    const clauses = new Set(
+      conditions.flatMap((c) => c.split('&&').map((clause) => clause.replace(/\s+/g, ' ').trim())),
+    );
+    const bounded =
+      !conditions.some((c) => c.includes('||')) &&
+      clauses.has('var.shard_objects >= 1') &&
+      clauses.has(`var.shard_objects <= ${PART_MAX_OBJECTS}`) &&
+      clauses.has('floor(var.shard_objects) == var.shard_objects');
+    if (!bounded)
+      problems.push(
+        `variable shard_objects: its validation must allow ${range} (PART_MAX_OBJECTS), whole numbers only; it says "${conditions.join('" and "')}"`,
+      );
+  }
+  const fallback = variable.default;
+  if (
+    typeof fallback !== 'number' ||
+    !Number.isInteger(fallback) ||
+    fallback < 1 ||
+    fallback > PART_MAX_OBJECTS
+  )
+    problems.push(`variable shard_objects: its default ${fallback} is outside ${range}`);
+  return result('shard_objects is bounded by what a part request carries', problems);
 }
 
 // ---------------------------------------------------------------- IAM
@@ -1305,6 +1362,7 @@ export async function runDeployChecks(options: { terraformCli?: boolean } = {}):
     checkRunnerSandbox(tf),
     checkRunnerSecrets(tf),
     checkRunQueue(tf),
+    checkShardObjects(tf),
     checkTimeouts(tf, longRequestFamilies(entries)),
     checkPublishers(tf),
     checkBuildAccount(tf),

@@ -117,9 +117,15 @@ variable "tenant_run_cap" {
 }
 
 variable "shard_objects" {
-  description = "A gcs run on the cloud worker that finds more objects to read than this reads that many and hands the rest, as many at a time, to other runner instances."
+  description = "A gcs run on the cloud worker that finds more objects to read than this reads that many and hands the rest, as many at a time, to other runner instances (1 to 5000)."
   type        = number
   default     = 1000
+  # PART_MAX_OBJECTS of shared/runs/run-request.ts: the objects one part request may carry
+  # (the runner refuses SLUICE_SHARD_OBJECTS above it at start; npm run check:deploy compares).
+  validation {
+    condition     = var.shard_objects >= 1 && var.shard_objects <= 5000 && floor(var.shard_objects) == var.shard_objects
+    error_message = "shard_objects must be a whole number from 1 to 5000 (the objects one part request may carry)."
+  }
 }
 
 variable "runner_max_instances" {

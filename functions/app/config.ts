@@ -36,7 +36,7 @@ export interface AppConfig {
   runLease: string;
   /**
    * A `cloud` run that finds more objects to read than this reads that many and hands the
-   * rest to other runners, as many at a time (SLUICE_SHARD_OBJECTS).
+   * rest to other runners, as many at a time (SLUICE_SHARD_OBJECTS, 1 to SHARD_OBJECTS_MAX).
    */
   shardObjects: number;
   /**
@@ -46,6 +46,14 @@ export interface AppConfig {
    */
   trustedProxyHops: number;
 }
+
+/**
+ * The largest SLUICE_SHARD_OBJECTS: the objects one part request may carry (PART_MAX_OBJECTS
+ * of shared/runs/run-request.ts; not imported, which would bring zod into every function's
+ * configuration: test/runs/run-request-limits.test.ts keeps the two equal). A larger value
+ * would make parts the runners refuse.
+ */
+export const SHARD_OBJECTS_MAX = 5_000;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const projectId = env.SLUICE_PROJECT_ID ?? env.GOOGLE_CLOUD_PROJECT ?? env.GCLOUD_PROJECT ?? 'demo-sluice';
@@ -61,7 +69,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     cloudRunBudget: env.SLUICE_CLOUD_RUN_BUDGET || '60s',
     tenantRunCap: wholeNumber('SLUICE_TENANT_RUN_CAP', env.SLUICE_TENANT_RUN_CAP, 4),
     runLease: env.SLUICE_RUN_LEASE || '15s',
-    shardObjects: wholeNumber('SLUICE_SHARD_OBJECTS', env.SLUICE_SHARD_OBJECTS, 1000),
+    shardObjects: wholeNumber('SLUICE_SHARD_OBJECTS', env.SLUICE_SHARD_OBJECTS, 1000, SHARD_OBJECTS_MAX),
     trustedProxyHops: proxyHops(env.SLUICE_TRUSTED_PROXY_HOPS),
   };
 }
@@ -74,9 +82,11 @@ function proxyHops(value: string | undefined): number {
   return Number(value);
 }
 
-function wholeNumber(name: string, value: string | undefined, fallback: number): number {
+function wholeNumber(name: string, value: string | undefined, fallback: number, max?: number): number {
   if (value === undefined || value === '') return fallback;
-  if (!/^[1-9]\d{0,5}$/.test(value))
-    throw new Error(`${name} must be a whole number of at least 1, got "${value}"`);
+  if (!/^[1-9]\d{0,5}$/.test(value) || (max !== undefined && Number(value) > max)) {
+    const range = max === undefined ? 'of at least 1' : `from 1 to ${max}`;
+    throw new Error(`${name} must be a whole number ${range}, got "${value}"`);
+  }
   return Number(value);
 }

@@ -10,8 +10,11 @@
  * It also takes the object notifications that wake jobs without a trigger (`/wake`,
  * runs/wake.ts).
  *
- * Answers: 204 when the request is done with (run, not due, refused, delayed, or not a run
- * request at all: nothing to retry), 500 when Pub/Sub should deliver it again (the run failed).
+ * Answers: 204 when the request is done with (run, not due, refused, delayed, not JSON at
+ * all, or a dead letter reported), 500 when Pub/Sub should deliver it again: the run failed,
+ * or the message is JSON but no valid run request (a part of too many objects), which is
+ * thus dead-lettered and reported on its job rather than dropped (runs/pull-runner.ts,
+ * `refuseInvalidRequest` and `handleDeadMessage`).
  *
  * @example
  *   export const handler = runnerFunction();
@@ -19,11 +22,12 @@
 
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parseRunRequest } from '../../shared/runs/run-request.ts';
+import { PART_MAX_BYTES, parseRunRequest } from '../../shared/runs/run-request.ts';
 import { WAKE_PATH, WakeTargetSchema } from '../../shared/runs/wake.ts';
 import type { AppDeps } from '../app/deps.ts';
+import { handleDeadMessage, refuseInvalidRequest } from '../runs/pull-runner.ts';
 import { RUN_DEAD_LETTER_SUBSCRIPTION, RUN_MAX_DELIVERY_ATTEMPTS } from '../runs/run-channel.ts';
-import { handleDeadRunRequest, handleRunRequest } from '../runs/runner.ts';
+import { handleRunRequest } from '../runs/runner.ts';
 import { handleNotificationWake } from '../runs/wake.ts';
 import { cloudDeps } from './http-function.ts';
 
@@ -33,8 +37,11 @@ interface PushBody {
   subscription?: string;
 }
 
-/** Largest push body read: a run request is a few hundred bytes. */
-const MAX_BODY_BYTES = 64 * 1024;
+/**
+ * Largest push body read (when no framework parsed it before): a run request is a few hundred
+ * bytes, a part request up to PART_MAX_BYTES, in base64 inside the push's JSON.
+ */
+const MAX_BODY_BYTES = Math.ceil(PART_MAX_BYTES / 3) * 4 + 64 * 1024;
 
 export function runnerFunction(deps: AppDeps = cloudDeps()) {
   const owner = `runner-${randomUUID()}`;
@@ -45,20 +52,25 @@ export function runnerFunction(deps: AppDeps = cloudDeps()) {
     const push = body as PushBody | undefined;
     const url = new URL(req.url ?? '/', 'http://runner');
     if (url.pathname.endsWith(WAKE_PATH)) return await wake(deps, url.searchParams, res, push);
-    const parsed = parseRunRequest(Buffer.from(push?.message?.data ?? '', 'base64'));
-    if (!parsed.ok) {
-      deps.logger.warn(
-        { error: parsed.error, message: push?.message?.messageId },
-        'not a run request; dropped',
-      );
-      return reply(res, 204);
-    }
-    try {
-      if (push?.subscription?.endsWith(`/${RUN_DEAD_LETTER_SUBSCRIPTION}`)) {
-        const count = Number(push.message?.attributes?.CloudPubSubDeadLetterSourceDeliveryCount);
-        await handleDeadRunRequest(deps, parsed.request, count > 0 ? count : RUN_MAX_DELIVERY_ATTEMPTS);
+    const data = Buffer.from(push?.message?.data ?? '', 'base64');
+    const message = push?.message?.messageId;
+    if (push?.subscription?.endsWith(`/${RUN_DEAD_LETTER_SUBSCRIPTION}`)) {
+      const count = Number(push.message?.attributes?.CloudPubSubDeadLetterSourceDeliveryCount);
+      try {
+        await handleDeadMessage(deps, data, count > 0 ? count : RUN_MAX_DELIVERY_ATTEMPTS, message);
         return reply(res, 204);
+      } catch (err) {
+        deps.logger.error(
+          { err, message },
+          'a dead-lettered run request could not be reported; Pub/Sub will retry',
+        );
+        return reply(res, 500);
       }
+    }
+    const parsed = parseRunRequest(data);
+    if (!parsed.ok)
+      return reply(res, refuseInvalidRequest(deps.logger, parsed.error, { message }) ? 204 : 500);
+    try {
       const answer = await handleRunRequest(deps, parsed.request, { owner });
       reply(res, answer.ack ? 204 : 500);
     } catch (err) {

@@ -2,7 +2,9 @@
  * A runner that pulls its run requests: what the local stack's runner processes run
  * (`SLUICE_RUNNERS`, local/runners.ts), and what tests drive. In the cloud Pub/Sub pushes
  * the same requests to the runner function instead (entry/runner-function.ts); both end in
- * `handleRunRequest`, and requests Pub/Sub dead-letters in `handleDeadRunRequest`.
+ * `handleRunRequest`, and requests Pub/Sub dead-letters in `handleDeadMessage`. A message
+ * that is JSON but no valid run request (a part of more objects than a part may carry) is
+ * refused like a failed run, never acknowledged unseen: see `refuseInvalidRequest`.
  *
  * It pulls only as many requests as it has free slots (`concurrency`; runs mostly wait on
  * storage and networks), with synchronous pulls rather than a streaming pull: the emulator
@@ -24,8 +26,10 @@
  *   await runner.stop();
  */
 import type { PubSub } from '@google-cloud/pubsub';
-import { parseRunRequest } from '../../shared/runs/run-request.ts';
+import { z } from 'zod';
+import { parseRunRequest, type RunRequest } from '../../shared/runs/run-request.ts';
 import type { AppDeps } from '../app/deps.ts';
+import type { Logger } from '../app/logger.ts';
 import {
   ensureRunChannel,
   RUN_ACK_DEADLINE_SECONDS,
@@ -53,7 +57,11 @@ interface Received {
   ackId?: string | null;
   /** How often Pub/Sub has delivered it, this time included (subscriptions with a dead-letter policy). */
   deliveryAttempt?: number | null;
-  message?: { data?: Uint8Array | string | null; attributes?: Record<string, string> | null } | null;
+  message?: {
+    data?: Uint8Array | string | null;
+    attributes?: Record<string, string> | null;
+    messageId?: string | null;
+  } | null;
 }
 
 /** How long to wait before pulling again when the queue was empty: at first, and at most. */
@@ -168,10 +176,11 @@ export async function startPullRunner(deps: AppDeps, options: PullRunnerOptions)
       RUN_SUBSCRIPTION,
       async (received) => {
         const parsed = parseRunRequest(received.message?.data ?? '');
-        if (!parsed.ok) {
-          deps.logger.warn({ error: parsed.error }, 'not a run request; dropped');
-          return true;
-        }
+        if (!parsed.ok)
+          return refuseInvalidRequest(deps.logger, parsed.error, {
+            message: received.message?.messageId ?? undefined,
+            attempt: received.deliveryAttempt ?? undefined,
+          });
         const started = Date.now();
         deps.logger.debug(
           { job: parsed.request.job, reason: parsed.request.reason, attempt: received.deliveryAttempt },
@@ -197,8 +206,12 @@ export async function startPullRunner(deps: AppDeps, options: PullRunnerOptions)
     loop(
       RUN_DEAD_LETTER_SUBSCRIPTION,
       async (received) => {
-        const parsed = parseRunRequest(received.message?.data ?? '');
-        if (parsed.ok) await handleDeadRunRequest(deps, parsed.request, deadLetterAttempts(received));
+        await handleDeadMessage(
+          deps,
+          received.message?.data ?? '',
+          deadLetterAttempts(received),
+          received.message?.messageId ?? undefined,
+        );
         return true;
       },
       1,
@@ -226,4 +239,85 @@ export async function startPullRunner(deps: AppDeps, options: PullRunnerOptions)
 function deadLetterAttempts(received: Received): number {
   const n = Number(received.message?.attributes?.CloudPubSubDeadLetterSourceDeliveryCount);
   return Number.isFinite(n) && n > 0 ? n : RUN_MAX_DELIVERY_ATTEMPTS;
+}
+
+/**
+ * What a runner answers to a message of `sluice-runs` that is no run request; true:
+ * acknowledge it. Not JSON at all, it names no job and never will: dropped. JSON that the
+ * schema refuses (a part of more than PART_MAX_OBJECTS objects, from a deployment whose
+ * shard_objects was larger; a field this version does not know) is refused like a failed
+ * run: Pub/Sub delivers it again and, after its delivery attempts, dead-letters it, where
+ * `handleDeadMessage` reports it on the job it names (a part then still ends its run).
+ * Acknowledged, a part would be lost and its run would never end. Logged as a warning with
+ * the reason either way.
+ */
+export function refuseInvalidRequest(
+  logger: Logger,
+  error: string,
+  context: { message?: string | undefined; attempt?: number | undefined },
+): boolean {
+  if (error === 'not JSON') {
+    logger.warn({ error, ...context }, 'not a run request; dropped');
+    return true;
+  }
+  logger.warn({ error, ...context }, 'not a valid run request; refused (Pub/Sub dead-letters it)');
+  return false;
+}
+
+/**
+ * A message of the dead-letter subscription, acknowledged once handled: a run request whose
+ * runs failed every delivery (`handleDeadRunRequest` reports it), or one refused every time
+ * as no valid run request (`refuseInvalidRequest`). That one is reported the same way on the
+ * job it names, when it names one, so that a part still counts towards its run's end
+ * (`failed_parts`); logged as a warning with the reason, with or without a job.
+ */
+export async function handleDeadMessage(
+  deps: AppDeps,
+  data: string | Uint8Array,
+  attempts: number,
+  message?: string,
+): Promise<void> {
+  const parsed = parseRunRequest(data);
+  if (parsed.ok) return await handleDeadRunRequest(deps, parsed.request, attempts);
+  const named = namedJob(data);
+  deps.logger.warn(
+    {
+      error: parsed.error,
+      tenant: named?.tenant,
+      job: named?.job,
+      part: named?.part?.index,
+      attempts,
+      message,
+    },
+    named
+      ? 'an invalid run request was dead-lettered; reported on its job'
+      : 'an invalid run request was dead-lettered; it names no job: dropped',
+  );
+  if (named) await handleDeadRunRequest(deps, named, attempts);
+}
+
+/** The job (and part) an invalid request names: all a dead-letter report needs of it. */
+const NamedJobSchema = z.object({
+  tenant: z.string().min(1).max(128),
+  job: z.string().min(1).max(128),
+  part: z
+    .object({ run: z.string().min(1).max(64), index: z.number().int().nonnegative() })
+    .optional()
+    .catch(undefined),
+});
+
+function namedJob(data: string | Uint8Array): RunRequest | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(typeof data === 'string' ? data : new TextDecoder().decode(data));
+  } catch {
+    return undefined;
+  }
+  const named = NamedJobSchema.safeParse(value);
+  if (!named.success) return undefined;
+  const { tenant, job, part } = named.data;
+  // Not run: only its tenant, job and part are read (handleDeadRunRequest).
+  return part
+    ? { tenant, job, version: 0, requested_ms: 0, reason: 'part', part: { ...part, objects: [] } }
+    : { tenant, job, version: 0, requested_ms: 0, reason: 'due' };
 }

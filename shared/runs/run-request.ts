@@ -10,6 +10,19 @@
  */
 import { z } from 'zod';
 
+/**
+ * The limits a part request keeps (reason `part`): whoever builds parts (the gcs input's
+ * Sharder) cuts the objects it hands over by both. PART_MAX_OBJECTS is also the largest
+ * SLUICE_SHARD_OBJECTS (functions/app/config.ts) and terraform's `shard_objects` may be; the
+ * schema below refuses a part of more. PART_MAX_BYTES bounds the request's JSON (UTF-8
+ * bytes, the message data as published): Pub/Sub refuses a message over 10 MB, a push
+ * carries the data in base64 (4/3 of it) inside its JSON body, and object names alone may
+ * take 1,024 bytes each (more once escaped), so a part of many long-named objects would not
+ * fit without it.
+ */
+export const PART_MAX_OBJECTS = 5_000;
+export const PART_MAX_BYTES = 4 * 1024 * 1024;
+
 export const RunRequestSchema = z
   .object({
     tenant: z.string().min(1).max(128),
@@ -30,7 +43,7 @@ export const RunRequestSchema = z
         run: z.string().min(1).max(64),
         index: z.number().int().nonnegative(),
         /** The objects, as the input described them. */
-        objects: z.array(z.record(z.string(), z.unknown())).min(1).max(10_000),
+        objects: z.array(z.record(z.string(), z.unknown())).min(1).max(PART_MAX_OBJECTS),
       })
       .strict()
       .optional(),

@@ -200,25 +200,26 @@ describe('run requests', () => {
     // Two rounds of 3 s budgets, waits for slots and the ticks between: about 14 s alone.
   }, 60_000);
 
-  it('the runner function answers a push that is no run request with 204 (nothing to retry) and runs nothing', async () => {
+  it('the runner function answers a push that is no run request with 204 (nothing to retry), one that is JSON but no valid request with 500 (dead-lettered, reported), and runs nothing', async () => {
     const handler = runnerFunction(t.deps);
     const server = createServer((req, res) => void handler(req, res));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     const data = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
     try {
-      for (const body of [
-        'not json',
-        JSON.stringify({}),
-        JSON.stringify({ message: { data: data({ tenant: 'default', job: 'twice' }) } }),
-        JSON.stringify({ message: { data: 'bm90IGpzb24=' } }),
-      ]) {
+      for (const [body, status] of [
+        ['not json', 204],
+        [JSON.stringify({}), 204],
+        // Refused: Pub/Sub offers it again, then dead-letters it (never dropped unseen).
+        [JSON.stringify({ message: { data: data({ tenant: 'default', job: 'twice' }) } }), 500],
+        [JSON.stringify({ message: { data: 'bm90IGpzb24=' } }), 204],
+      ] as const) {
         const res = await fetch(url, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body,
         });
-        expect(res.status, body).toBe(204);
+        expect(res.status, body).toBe(status);
       }
     } finally {
       server.close();
