@@ -2,6 +2,8 @@
  * Runtime configuration, read once from the environment. Every knob has a
  * default that works in the local stack; the cloud deployment sets them in terraform.
  */
+
+import { PART_MAX_OBJECTS } from '../../shared/runs/part-limits.ts';
 import { parseEgressAllow } from '../runner/egress/policy.ts';
 
 export interface AppConfig {
@@ -48,12 +50,10 @@ export interface AppConfig {
 }
 
 /**
- * The largest SLUICE_SHARD_OBJECTS: the objects one part request may carry (PART_MAX_OBJECTS
- * of shared/runs/run-request.ts; not imported, which would bring zod into every function's
- * configuration: test/runs/run-request-limits.test.ts keeps the two equal). A larger value
+ * The largest SLUICE_SHARD_OBJECTS: the objects one part request may carry. A larger value
  * would make parts the runners refuse.
  */
-export const SHARD_OBJECTS_MAX = 5_000;
+export const SHARD_OBJECTS_MAX = PART_MAX_OBJECTS;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const projectId = env.SLUICE_PROJECT_ID ?? env.GOOGLE_CLOUD_PROJECT ?? env.GCLOUD_PROJECT ?? 'demo-sluice';

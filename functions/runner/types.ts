@@ -168,6 +168,8 @@ export interface RunContext {
  */
 export interface ShardControl {
   threshold: number;
+  /** Largest part, as JSON (default PART_MAX_BYTES of shared/runs/part-limits.ts). */
+  maxPartBytes?: number;
   /** Hands these objects (the input's own JSON description of each) to another runner. */
   request(part: Record<string, unknown>[]): Promise<void>;
   /** This run is a part: the objects to read. */

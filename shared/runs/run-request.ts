@@ -9,19 +9,9 @@
  *   const request = RunRequestSchema.parse(JSON.parse(data));
  */
 import { z } from 'zod';
+import { PART_MAX_OBJECTS } from './part-limits.ts';
 
-/**
- * The limits a part request keeps (reason `part`): whoever builds parts (the gcs input's
- * Sharder) cuts the objects it hands over by both. PART_MAX_OBJECTS is also the largest
- * SLUICE_SHARD_OBJECTS (functions/app/config.ts) and terraform's `shard_objects` may be; the
- * schema below refuses a part of more. PART_MAX_BYTES bounds the request's JSON (UTF-8
- * bytes, the message data as published): Pub/Sub refuses a message over 10 MB, a push
- * carries the data in base64 (4/3 of it) inside its JSON body, and object names alone may
- * take 1,024 bytes each (more once escaped), so a part of many long-named objects would not
- * fit without it.
- */
-export const PART_MAX_OBJECTS = 5_000;
-export const PART_MAX_BYTES = 4 * 1024 * 1024;
+export { PART_MAX_BYTES, PART_MAX_OBJECTS } from './part-limits.ts';
 
 export const RunRequestSchema = z
   .object({

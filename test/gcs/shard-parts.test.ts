@@ -53,3 +53,18 @@ it('does not split a window, whose watermark moves on when its run ends', async 
   expect(run.events).toHaveLength(25);
   expect(parts).toEqual([]);
 });
+
+it('cuts a part by its size as well, so that long object names never make one too large to send', async () => {
+  const parts: Record<string, unknown>[][] = [];
+  // Room for about five of these objects' descriptions in each part.
+  const control: ShardControl = {
+    threshold: 10,
+    maxPartBytes: 2048 + 5 * 420,
+    request: async (part) => void parts.push(part),
+  };
+  const run = await env.run({ 'object-names': ['in/'], fingerprinting: true }, { shards: control });
+  expect(run.events).toHaveLength(10);
+  expect(parts.flat()).toHaveLength(15);
+  expect(parts.length).toBeGreaterThan(1);
+  for (const part of parts) expect(JSON.stringify(part).length).toBeLessThanOrEqual(5 * 420);
+});

@@ -15,6 +15,7 @@
  */
 import type { Bucket, Storage } from '@google-cloud/storage';
 import type { GcsInput } from '../../../../shared/job/index.ts';
+import { PART_MAX_BYTES, PART_MAX_OBJECTS } from '../../../../shared/runs/part-limits.ts';
 import { readRowGroups } from '../../cores/parquet-groups.ts';
 import { type ReadPool, sharedReadPool } from '../../cores/read-pool.ts';
 import { type ActionReport, anyCoreRead, type ReadTask } from '../../cores/read-task.ts';
@@ -723,6 +724,8 @@ async function* candidatePages(
 class Sharder {
   private kept = 0;
   private pending: ObjectMeta[] = [];
+  /** The JSON of `pending`, as the part request will carry it. */
+  private pendingBytes = 0;
 
   constructor(
     private readonly shards: ShardControl,
@@ -735,8 +738,13 @@ class Sharder {
       this.kept++;
       return false;
     }
+    // Cut by bytes too: a part of many long-named objects would not fit in one request.
+    const bytes = Buffer.byteLength(JSON.stringify(meta)) + 1;
+    const room = (this.shards.maxPartBytes ?? PART_MAX_BYTES) - PART_ENVELOPE_BYTES;
+    if (this.pending.length && this.pendingBytes + bytes > room) await this.flush();
     this.pending.push(meta);
-    if (this.pending.length >= this.shards.threshold) await this.flush();
+    this.pendingBytes += bytes;
+    if (this.pending.length >= Math.min(this.shards.threshold, PART_MAX_OBJECTS)) await this.flush();
     return true;
   }
 
@@ -744,11 +752,15 @@ class Sharder {
     if (this.pending.length === 0) return;
     const part = this.pending;
     this.pending = [];
+    this.pendingBytes = 0;
     await this.shards.request(part as unknown as Record<string, unknown>[]);
     this.stats.sharded_objects = (this.stats.sharded_objects ?? 0) + part.length;
     this.stats.shards = (this.stats.shards ?? 0) + 1;
   }
 }
+
+/** What a part request holds besides its objects (tenant, job, run, reason...), at most. */
+const PART_ENVELOPE_BYTES = 2048;
 
 async function* pagesOf(objects: ObjectMeta[]): AsyncGenerator<ObjectMeta[]> {
   for (let i = 0; i < objects.length; i += PAGE_SIZE) yield objects.slice(i, i + PAGE_SIZE);
