@@ -232,7 +232,7 @@ describe('fields', () => {
 });
 
 describe('preprocessors', () => {
-  it('a damaged or truncated gzip object fails alone: reported, not fingerprinted, the others read', async () => {
+  it('a damaged or truncated gzip object fails alone: reported as damaged (done with until rewritten), the others read', async () => {
     const good = gzipSync(Array.from({ length: 20_000 }, (_, i) => `{"n":${i}}`).join('\n'));
     await env.put('good.json.gz', good);
     // Cut in the middle: the stream ends early. Bytes flipped: the data is wrong.
@@ -246,7 +246,11 @@ describe('preprocessors', () => {
       .map((r) => r.payload.object)
       .sort();
     expect(failed).toEqual(['cut.json.gz', 'flipped.json.gz']);
-    expect(ended).toMatchObject({ failed_objects: 2, failed: false });
+    expect(ended).toMatchObject({ damaged_objects: 2, failed_objects: 0, failed: false });
+    expect(reports.filter((r) => r.type === 'job-errors').map((r) => r.payload.reason)).toEqual([
+      'damaged-object',
+      'damaged-object',
+    ]);
     // Every line of the good object; what the damaged ones gave before failing may come too.
     expect(new Set(events.map((e) => e.n)).size).toBe(20_000);
   });

@@ -100,10 +100,24 @@ describe('objects on the read threads', () => {
         .filter((r) => r.type === 'job-errors')
         .map((r) => [(r.payload as { object?: string }).object, (r.payload as { reason?: string }).reason]);
     };
+    const messages = async (readPool: ReadPool | null) => {
+      const { reports } = await env.run(
+        { 'object-names': ['damaged/'], preprocessors: ['extension'] },
+        { asJsonLines: true, readPool },
+      );
+      return reports
+        .filter((r) => r.type === 'job-errors')
+        .map((r) =>
+          String((r.payload as { message?: string }).message).replace(/first \d+ events/, 'first N events'),
+        );
+    };
     pool.readNames = [];
     const threads = await reasons(pool);
     expect(pool.readNames).toContain('damaged/0.json.gz');
     expect(threads).toEqual(await reasons(null));
-    expect(threads).toEqual([['damaged/0.json.gz', 'Z_BUF_ERROR: unexpected end of file']]);
+    expect(threads).toEqual([['damaged/0.json.gz', 'damaged-object']]);
+    // The same cause in the message: the zlib error, whichever thread read it.
+    expect(await messages(pool)).toEqual(await messages(null));
+    expect((await messages(null))[0]).toContain('Z_BUF_ERROR: unexpected end of file');
   });
 });

@@ -242,9 +242,12 @@ export async function runGcsInput(
     // Nothing else being read (this read is not in the pool's count yet) nor waiting.
     const alone = pool.active === 0 && !followed;
     const object = track(meta);
+    /** Events of this object handed on: what a damaged one gave before its damage. */
+    let objectEvents = 0;
     const add = (batch: unknown) => {
       // Stopped: nothing more goes out, not even what objects read ahead of their turn hold.
       ctx.signal.throwIfAborted();
+      objectEvents += sink.format.size(batch);
       return tracker.add(object, batch);
     };
     stats.downloaded++;
@@ -262,6 +265,19 @@ export async function runGcsInput(
       if (streaming) flushSoon();
     };
     const fail = (err: unknown) => {
+      if (isDamaged(err)) {
+        // Its bytes end or go wrong part-way (a gzip cut short by an interrupted upload): read
+        // again, it gives the same events up to the same point, every run. What it gave goes
+        // on, and it is done with like a read object (fingerprinted) until it is rewritten.
+        stats.damaged_objects = (stats.damaged_objects ?? 0) + 1;
+        reportError(meta.name, 'damaged-object', {
+          message: `gs://${plan.bucket}/${meta.name} (generation ${meta.generation}) is damaged (${describeFailure(err)}): its first ${objectEvents} events were delivered, and it is not read again unless it is rewritten`,
+          events_delivered: objectEvents,
+          transient: false,
+        });
+        finish();
+        return;
+      }
       tracker.fail(object);
       if (streaming) flushSoon();
       // The output failed to take its events: the output said so, as its own failure, and
@@ -808,6 +824,15 @@ function isPermanent(err: unknown): boolean {
 function failureDetail(err: unknown): Record<string, unknown> {
   const status = httpStatus(err);
   return { ...(status !== undefined ? { status } : {}), transient: isTransient(err) };
+}
+
+/**
+ * Whether the object's own bytes are at fault (zlib: data that is not what its format says, or
+ * that ends before its end), not the way to them: the same bytes fail the same way every time.
+ */
+function isDamaged(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return code === 'Z_DATA_ERROR' || code === 'Z_BUF_ERROR';
 }
 
 function describeFailure(err: unknown): string {

@@ -15,6 +15,11 @@ export interface RunStats {
   errors: number;
   failed_objects: number;
   fingerprinted: number;
+  /**
+   * Objects whose bytes are damaged part-way (a gzip cut short): their events up to the damage
+   * were delivered, and they are done with until rewritten (reported as `damaged-object`).
+   */
+  damaged_objects?: number;
   /** Notifications received (inputs with `notifications` only). */
   notifications?: number;
   /**
