@@ -15,16 +15,23 @@ import type { Agent, Dispatcher } from 'undici';
 import { MAX_PAGE_SIZE, NEXT_PAGE_HEADER } from '../shared/api/paging.ts';
 import { retryAfterSeconds } from '../shared/api/retry-after.ts';
 import type { ErrorBody } from '../shared/errors.ts';
+import type { StoredLogin } from './credentials-store.ts';
 import { CliError, EXIT, exitCodeForApiError } from './exit-codes.ts';
+import { relativeTime } from './output.ts';
 import { checkServerTransport, readCaFile } from './transport.ts';
 
 /** Where the token came from, for the hint when the server refuses it. */
 export type TokenSource = 'flag' | 'stdin' | 'env' | 'login';
 
+/** The stored login the token came from (or that expired), as the messages name it. */
+export type LoginInfo = Omit<StoredLogin, 'token'> & { expired: boolean };
+
 export interface ApiClientOptions {
   server: string;
   token?: string | undefined;
   tokenSource?: TokenSource | undefined;
+  /** The stored login for this server: the token's, or one that expired (then no token). */
+  login?: LoginInfo | undefined;
   caFile?: string | undefined;
   /** Where `caFile` came from (`--ca-file`, `SLUICE_CA_FILE`), named when it cannot be read. */
   caFileFrom?: string | undefined;
@@ -118,12 +125,8 @@ export class ApiClient {
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
     const headers: Record<string, string> = { accept: opts.accept ?? 'application/json' };
     if (!opts.anonymous) {
-      if (!this.options.token) {
-        throw new CliError('not logged in', EXIT.auth, [
-          'Run `sluice login USERNAME --password-stdin`, or set SLUICE_TOKEN / --token-stdin.',
-        ]);
-      }
-      checkToken(this.options.token, this.options.tokenSource);
+      if (!this.options.token) throw notLoggedIn(this.server, this.options.login);
+      checkToken(this.options.token, this.options.tokenSource, this.options.login);
       headers.authorization = `Bearer ${this.options.token.trim()}`;
     }
     let body: string | undefined;
@@ -157,6 +160,8 @@ export class ApiClient {
         path,
         body: opts.body,
         tokenSource: opts.anonymous ? undefined : (this.options.tokenSource ?? 'other'),
+        server: this.server,
+        login: this.options.login,
         retryAfter: retryAfterSeconds([res.headers['retry-after']].flat()[0]),
       });
     }
@@ -186,7 +191,7 @@ const TOKEN_FROM: Record<TokenSource, string> = {
  * in the Authorization header (a line break would end it), so it is refused before sending,
  * as a credential that is not valid (exit 3), naming where it came from and never its text.
  */
-function checkToken(token: string, source: TokenSource | undefined): void {
+function checkToken(token: string, source: TokenSource | undefined, login: LoginInfo | undefined): void {
   // Spaces around it are what the header loses anyway.
   const bad = /[^\x21-\x7e]/.exec(token.trim())?.[0];
   if (bad === undefined) return;
@@ -200,7 +205,7 @@ function checkToken(token: string, source: TokenSource | undefined): void {
     source === 'stdin'
       ? 'Pipe just the token, on one line (`sluice token user ...` prints one).'
       : source === 'login'
-        ? 'Run `sluice login` again.'
+        ? `Run \`sluice login ${login?.username ?? 'USERNAME'}\` again.`
         : 'Give a token exactly as `sluice token user ...` printed it, on one line.',
   ]);
 }
@@ -212,7 +217,35 @@ interface Refused {
   body: unknown;
   /** Undefined for a request made without a token (token creation, enrollment). */
   tokenSource: TokenSource | 'other' | undefined;
+  server: string;
+  login: LoginInfo | undefined;
   retryAfter: number | undefined;
+}
+
+/**
+ * No token to send: nobody logged in to `server`, or the stored login expired, which is
+ * said with when, and with the user to log in as.
+ */
+function notLoggedIn(server: string, login: LoginInfo | undefined): CliError {
+  if (!login)
+    return new CliError(`not logged in to ${server}`, EXIT.auth, [
+      'Run `sluice login USERNAME` (on a terminal it asks for the password; --password-stdin reads it from a pipe), ' +
+        'or set SLUICE_TOKEN / --token-stdin.',
+    ]);
+  return new CliError(
+    `the stored login for ${server} (${login.username}, tenant ${login.tenant}) expired at ${login.expires_at}${since(login.expires_at)}`,
+    EXIT.auth,
+    [
+      `Run \`sluice login ${login.username}\` to log in again (on a terminal it asks for the password; ` +
+        '--password-stdin reads it from a pipe), or set SLUICE_TOKEN / --token-stdin.',
+    ],
+  );
+}
+
+/** ` (2 h ago)`, or nothing for a time that does not parse. */
+function since(iso: string): string {
+  const relative = relativeTime(iso);
+  return relative ? ` (${relative})` : '';
 }
 
 function apiError(status: number, text: string, refused: Refused): CliError {
@@ -266,7 +299,7 @@ function authHint(code: 'unauthenticated' | 'forbidden', refused: Refused): stri
   }
   if (code === 'forbidden') {
     if (isOwnPasswordChange(refused)) {
-      return 'The current password (the first line on standard input) was wrong; wrong attempts count toward the failed-login limit.';
+      return 'The current password (asked for first, or the first line on standard input) was wrong; wrong attempts count toward the failed-login limit.';
     }
     return 'Your role does not allow this; ask an admin of this tenant.';
   }
@@ -283,8 +316,17 @@ function authHint(code: 'unauthenticated' | 'forbidden', refused: Refused): stri
       );
     case 'stdin':
       return 'The token read with --token-stdin is invalid or expired: pipe a new one (`sluice token user ...`).';
-    case 'login':
-      return 'Your stored login is no longer valid (expired or revoked): run `sluice login` again.';
+    case 'login': {
+      const login = refused.login;
+      if (!login)
+        return 'Your stored login is no longer valid (expired or revoked): run `sluice login` again.';
+      return (
+        `The stored login for ${refused.server} (${login.username}, tenant ${login.tenant}; ` +
+        `it expires at ${login.expires_at}${relativeTime(login.expires_at) ? `, ${relativeTime(login.expires_at)}` : ''}) ` +
+        'was refused: it was revoked (a password change, or the user removed), or the server no longer has the key ' +
+        `that signed it; run \`sluice login\` again, as \`sluice login ${login.username}\`.`
+      );
+    }
     default:
       return 'The token is invalid, expired or revoked.';
   }

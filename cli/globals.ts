@@ -6,8 +6,8 @@
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { ApiClient, type TokenSource } from './api-client.ts';
-import { readLogin } from './credentials-store.ts';
+import { ApiClient, type LoginInfo, type TokenSource } from './api-client.ts';
+import { readStoredLogin } from './credentials-store.ts';
 import { CliError } from './exit-codes.ts';
 import { type CliIo, OUTPUT_FORMATS, type OutputFormat } from './output.ts';
 import { readSecretFromStdin } from './stdin-secret.ts';
@@ -76,11 +76,12 @@ export function commandContext(io: CliIo, command: Command, env: NodeJS.ProcessE
       if (!client) {
         const warning = checkServerTransport(globals.server, globals.insecureHttp);
         if (warning) io.stderr(warning);
-        const { token, source } = await tokenFor(io, globals, given.token !== undefined, env);
+        const { token, source, login } = await tokenFor(io, globals, given.token !== undefined, env);
         client = new ApiClient({
           server: globals.server,
           token,
           tokenSource: source,
+          login,
           caFile: globals.caFile,
           caFileFrom: given.caFile ? '--ca-file' : 'SLUICE_CA_FILE',
           insecure: globals.insecure,
@@ -120,13 +121,17 @@ function commandPath(command: Command): string {
   return names.join(' ');
 }
 
-/** The token and where it came from (named in the hint when the server refuses it). */
+/**
+ * The token and where it came from (named in the hint when the server refuses it); with
+ * neither a flag nor SLUICE_TOKEN, the stored login, whose user, server and expiry the
+ * messages name, also when it expired (then there is no token).
+ */
 async function tokenFor(
   io: CliIo,
   globals: GlobalOptions,
   onCommandLine: boolean,
   env: NodeJS.ProcessEnv,
-): Promise<{ token: string | undefined; source: TokenSource | undefined }> {
+): Promise<{ token: string | undefined; source: TokenSource | undefined; login?: LoginInfo }> {
   if (globals.tokenStdin) {
     if (onCommandLine) throw CliError.usage('pass either --token or --token-stdin, not both');
     return { token: await readSecretFromStdin(io, 'token'), source: 'stdin' };
@@ -136,8 +141,13 @@ async function tokenFor(
       'warning: --token shows the token to every user of this machine in the process list; use SLUICE_TOKEN or --token-stdin\n',
     );
   if (globals.token) return { token: globals.token, source: onCommandLine ? 'flag' : 'env' };
-  const login = await readLogin(globals.server, env);
-  return { token: login?.token, source: login ? 'login' : undefined };
+  const stored = await readStoredLogin(globals.server, env);
+  if (!stored) return { token: undefined, source: undefined };
+  const { token, ...login } = stored.login;
+  const info = { ...login, expired: stored.expired };
+  return stored.expired
+    ? { token: undefined, source: undefined, login: info }
+    : { token, source: 'login', login: info };
 }
 
 /** A command's action: it receives the resolved globals and io, then the command's arguments. */

@@ -12,6 +12,7 @@ import { COMMAND_GROUPS } from './commands/index.ts';
 import { type CliError, EXIT } from './exit-codes.ts';
 import { addGlobalOptions, commandContext, type Wrap } from './globals.ts';
 import type { CliIo } from './output.ts';
+import { promptHidden } from './password-prompt.ts';
 
 export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv = process.env): Command {
   const program = addGlobalOptions(new Command('sluice'))
@@ -134,6 +135,12 @@ export function processIo(out = stdoutWriter(process.stdout)): CliIo {
     // Everything on standard error is for people: notes, hints, errors (see terminalText).
     stderr: (text) => process.stderr.write(terminalText(text)),
     stdinIsTty: Boolean(process.stdin.isTTY),
+    ...(process.stdin.isTTY
+      ? {
+          promptHidden: (prompt: string) =>
+            promptHidden(prompt, { input: process.stdin, output: process.stderr }),
+        }
+      : {}),
     readStdin: async () => {
       const chunks: Buffer[] = [];
       for await (const chunk of process.stdin) chunks.push(chunk as Buffer);

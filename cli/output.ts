@@ -19,6 +19,12 @@ export interface CliIo {
   readStdin: () => Promise<string>;
   stdinIsTty: boolean;
   /**
+   * Shows `prompt` and reads one line from the terminal on standard input without echo
+   * (cli/password-prompt.ts). Present only when standard input is a terminal; absent in tests
+   * that do not stand in for one.
+   */
+  promptHidden?: (prompt: string) => Promise<string>;
+  /**
    * Aborts when standard output can take no more (its reader went away, or a full disk):
    * a command that runs until Ctrl-C (`events tail`) stops then. Absent in tests.
    */
@@ -41,6 +47,25 @@ export function formatResult(data: unknown, format: OutputFormat, table?: TableS
     );
   }
   return typeof data === 'string' ? terminalText(data) : jsonText(data);
+}
+
+/**
+ * How far `iso` is from now, roughly, for people: `2 h ago`, `in 5 min`. Empty when `iso`
+ * is not a time.
+ */
+export function relativeTime(iso: string, now = Date.now()): string {
+  const ms = Date.parse(iso) - now;
+  if (Number.isNaN(ms)) return '';
+  const abs = Math.abs(ms);
+  const amount =
+    abs < 60_000
+      ? `${Math.round(abs / 1000)} s`
+      : abs < 90 * 60_000
+        ? `${Math.round(abs / 60_000)} min`
+        : abs < 48 * 3_600_000
+          ? `${Math.round(abs / 3_600_000)} h`
+          : `${Math.round(abs / 86_400_000)} d`;
+  return ms < 0 ? `${amount} ago` : `in ${amount}`;
 }
 
 export function printResult(io: CliIo, data: unknown, format: OutputFormat, table?: TableSpec): void {

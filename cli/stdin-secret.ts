@@ -1,6 +1,8 @@
 /**
  * Passwords, keys and secret values come from standard input only (never arguments,
- * which `ps` shows). One trailing newline is dropped, so `echo` and files both work.
+ * which `ps` shows). One trailing newline is dropped, so `echo` and files both work. A
+ * password, when standard input is a terminal, is asked for there without echo instead
+ * (`askPassword`, `readNewPassword`).
  *
  * @example
  *   const password = await readSecretFromStdin(ctx.io, 'password');
@@ -34,4 +36,42 @@ export function oneLine(value: string, what: string, hint?: string): string {
       hint ? [hint] : [],
     );
   return value;
+}
+
+/** Whether a password can be asked for: standard input is a terminal the io can prompt on. */
+export function canPrompt(io: CliIo): io is CliIo & { promptHidden: (prompt: string) => Promise<string> } {
+  return io.stdinIsTty && io.promptHidden !== undefined;
+}
+
+/** `prompt` answered on the terminal without echo; an empty answer is a usage error. */
+export async function askPassword(io: CliIo, prompt: string): Promise<string> {
+  if (!canPrompt(io))
+    throw CliError.usage('standard input is not a terminal: the password cannot be asked for');
+  const answer = await io.promptHidden(prompt);
+  if (!answer) throw CliError.usage('no password given (nothing was sent)');
+  return answer;
+}
+
+/**
+ * A new password for `username`: on a terminal asked for twice without echo (a mismatch is
+ * a usage error, nothing sent), else one line read from standard input, refused (with
+ * `hint`) when it holds a line break.
+ */
+export async function readNewPassword(
+  io: CliIo,
+  username: string,
+  hint?: string,
+  what = 'the new password',
+): Promise<string> {
+  if (!canPrompt(io)) return oneLine(await readSecretFromStdin(io, 'password'), what, hint);
+  const password = await askPassword(io, `New password for ${username}: `);
+  await confirmPassword(io, password);
+  return password;
+}
+
+/** Asks for `password` again; a different answer is a usage error, nothing sent. */
+export async function confirmPassword(io: CliIo, password: string): Promise<void> {
+  if (!canPrompt(io)) return;
+  if ((await io.promptHidden('Retype the new password: ')) !== password)
+    throw CliError.usage('the passwords did not match (nothing was sent)');
 }

@@ -3,13 +3,14 @@
  * CONTRACT section 2 from the command line.
  */
 
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { CONTEXT_FILE_FORMAT } from '../../shared/context/context-file.ts';
-import { CliError } from '../exit-codes.ts';
+import { MAX_MAP_BYTES } from '../../shared/context/map.ts';
+import { CliError, EXIT } from '../exit-codes.ts';
 import type { CommandContext } from '../globals.ts';
-import { formatResult, printResult } from '../output.ts';
+import { type CliIo, formatResult, printResult } from '../output.ts';
 import type { CommandGroup } from './index.ts';
 import { stageHint } from './stage-hint.ts';
 
@@ -57,6 +58,83 @@ export function parseAssignment(text: string, warn: (message: string) => void = 
 }
 
 /**
+ * `KEY=@FILE` becomes `KEY=<FILE's text>`, `KEY=@-` `KEY=<standard input>`, as kubectl and
+ * curl read `@`: the text with one trailing newline dropped (as `--value-stdin` does), for
+ * `parseAssignment` to apply the rule of a typed VALUE. `KEY=@@...` is the text `@...`.
+ * Anything else is returned as it is. Nothing is read before every argument was checked:
+ * standard input once, and piped.
+ */
+export async function readValueFiles(io: CliIo, args: string[]): Promise<string[]> {
+  const sources = args.map((arg) => {
+    const at = arg.indexOf('=');
+    const key = arg.slice(0, at);
+    const value = arg.slice(at + 1);
+    // Without `KEY=`, parseAssignment says what is wrong, before anything is read.
+    if (at < 1) parseAssignment(arg);
+    if (!value.startsWith('@')) return { arg };
+    if (value.startsWith('@@')) return { arg: `${key}=${value.slice(1)}` };
+    const from = value.slice(1);
+    if (!from)
+      throw CliError.usage(
+        `${key}=@ names no file: write ${key}=@FILE to read the value from a file, ${key}=@- from standard input, or ${key}=@@ for the text "@"`,
+      );
+    return { key, from };
+  });
+  const fromStdin = sources.filter((s) => s.from === '-').map((s) => s.key);
+  if (fromStdin.length > 1)
+    throw CliError.usage(
+      `only one value can come from standard input, not ${fromStdin.join(' and ')}: read the others from files (KEY=@FILE)`,
+    );
+  if (fromStdin.length === 1 && io.stdinIsTty)
+    throw CliError.usage(
+      `${fromStdin[0]}=@- reads the value from standard input: pipe it, e.g. \`cat value.txt | sluice context set ...\``,
+    );
+  return await Promise.all(
+    sources.map(async (s) => {
+      if (s.arg !== undefined) return s.arg;
+      const text = s.from === '-' ? await io.readStdin() : await readValueFile(s.key, s.from);
+      return `${s.key}=${text.replace(/\r?\n$/, '')}`;
+    }),
+  );
+}
+
+/** The text of FILE in `KEY=@FILE`: UTF-8, at most what a context map may hold. */
+async function readValueFile(key: string, file: string): Promise<string> {
+  const atHint = `a value that starts with @ is read from a file; for text that starts with @, write ${key}=@@...`;
+  let bytes: Buffer;
+  try {
+    const info = await stat(file);
+    if (info.isDirectory()) throw Object.assign(new Error(), { code: 'EISDIR' });
+    if (info.size > MAX_MAP_BYTES)
+      throw new CliError(
+        `${file} (the value of ${key}) is ${info.size} bytes; a context map may be at most 256 KiB (nothing was sent)`,
+      );
+    bytes = await readFile(file);
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'it is a directory'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : (code ?? (err as Error).message);
+    throw new CliError(`cannot read ${file} (the value of ${key}): ${why} (nothing was sent)`, EXIT.error, [
+      atHint,
+    ]);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new CliError(
+      `${file} (the value of ${key}) is not UTF-8 text: a context value is text or JSON (nothing was sent)`,
+    );
+  }
+}
+
+/**
  * An export file as `context import` sends it: JSON, or YAML (`context export -o yaml`). JSON
  * is read as JSON first, so its numbers and strings are exactly JSON's.
  */
@@ -100,9 +178,11 @@ export const contextCommands: CommandGroup = (program, wrap) => {
 
   context
     .command('set')
-    .description('Set keys (merge); VALUE is JSON when it parses, else a string')
+    .description(
+      'Set keys (merge); VALUE is JSON when it parses, else a string; KEY=@FILE reads it from a file',
+    )
     .argument('<scope>', 'global | worker | job')
-    .argument('[args...]', '[NAME] KEY=VALUE...')
+    .argument('[args...]', '[NAME] KEY=VALUE... (or KEY=@FILE, KEY=@-)')
     .option('--replace', 'replace the whole map with the KEY=VALUE pairs given (worker maps and global)')
     .option('--clear', 'remove every key of the map (worker maps and global)')
     .option('--unset <key>', 'delete a key (repeat for more)', collect)
@@ -110,7 +190,10 @@ export const contextCommands: CommandGroup = (program, wrap) => {
       'after',
       '\nVALUE is JSON (number, true, false, null, list, map, "string") when it parses, else a string;\n' +
         'a JSON string keeps text that would parse as something else (v=\'"1.10"\').\n' +
-        '\nExamples:\n  sluice context set global interval=5m batch=500\n  sluice context set worker w1 interval=30m --unset old_key --unset older_key\n  sluice context set job ingest \'filters=["a","b"]\'\n  sluice context set worker w1 --clear',
+        'KEY=@FILE takes the value from FILE, KEY=@- from standard input: the text, one trailing newline\n' +
+        'dropped, then the same rule (JSON when it parses, else a string). For text that starts with @,\n' +
+        'double it: KEY=@@home is the text "@home".\n' +
+        '\nExamples:\n  sluice context set global interval=5m batch=500\n  sluice context set worker w1 interval=30m --unset old_key --unset older_key\n  sluice context set job ingest \'filters=["a","b"]\'\n  sluice context set job ingest query=@query.sql filters=@filters.json\n  curl -s https://example.org/hosts.json | sluice context set global hosts=@-\n  sluice context set worker w1 --clear',
     )
     .action(
       wrap(async (ctx, scope, args, opts) => {
@@ -129,24 +212,23 @@ export const contextCommands: CommandGroup = (program, wrap) => {
           throw CliError.usage(
             `expected KEY=VALUE, got "${bare}": --unset takes one key, repeat it for more (--unset ${bare})`,
           );
-        const body: Record<string, unknown> = Object.fromEntries(
-          list.map((arg) => parseAssignment(arg, ctx.io.stderr)),
-        );
         if (o.clear) {
           if (list.length > 0 || unset.length > 0)
             throw CliError.usage('--clear removes every key: give no KEY=VALUE or --unset with it');
           if (t.kind === 'job')
             throw CliError.usage('--clear works for global and worker maps; for a job map, --unset each key');
         }
-        if (unset.length > 0) {
-          if (o.replace)
-            throw CliError.usage(
-              '--unset and --replace do not combine: --replace already drops every key not given',
-            );
-          for (const key of unset) body[key] = null;
-        }
+        if (unset.length > 0 && o.replace)
+          throw CliError.usage(
+            '--unset and --replace do not combine: --replace already drops every key not given',
+          );
         if (o.replace && t.kind === 'job')
           throw CliError.usage('--replace works for global and worker maps; job maps merge only');
+        // Files and standard input are read only once the arguments are known to be right.
+        const body: Record<string, unknown> = Object.fromEntries(
+          (await readValueFiles(ctx.io, list)).map((arg) => parseAssignment(arg, ctx.io.stderr)),
+        );
+        for (const key of unset) body[key] = null;
         const replace = o.replace || o.clear;
         if (Object.keys(body).length === 0 && !o.clear)
           throw CliError.usage(

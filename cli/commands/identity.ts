@@ -1,8 +1,15 @@
 /** `sluice user ...`, `sluice api-key ...`, `sluice worker create|ls|get|rm|rotate-key|enroll`. */
 import { CliError } from '../exit-codes.ts';
 import { addListCommand } from '../list-pages.ts';
-import { printResult } from '../output.ts';
-import { oneLine, readSecretFromStdin } from '../stdin-secret.ts';
+import { type CliIo, printResult } from '../output.ts';
+import {
+  askPassword,
+  canPrompt,
+  confirmPassword,
+  oneLine,
+  readNewPassword,
+  readSecretFromStdin,
+} from '../stdin-secret.ts';
 import { collect } from './context.ts';
 import type { CommandGroup } from './index.ts';
 
@@ -20,9 +27,18 @@ function labels(pairs: string[] = []): Record<string, string> {
 const LABEL_FLAGS = '--label <key=value>';
 const LABEL_HELP = 'a label, e.g. zone=eu; repeat for more';
 
-/** Your own password change reads two lines: the current password, then the new one. */
-function ownPasswordChange(input: string): { password: string; current_password: string } {
-  const lines = input.split(/\r?\n/);
+/**
+ * Your own password change: on a terminal, the current password then the new one twice,
+ * asked for without echo; else two lines on standard input, the current password then the new one.
+ */
+async function ownPasswordChange(io: CliIo): Promise<{ password: string; current_password: string }> {
+  if (canPrompt(io)) {
+    const current_password = await askPassword(io, 'Current password: ');
+    const password = await askPassword(io, 'New password: ');
+    await confirmPassword(io, password);
+    return { current_password, password };
+  }
+  const lines = (await readSecretFromStdin(io, 'current and new password')).split(/\r?\n/);
   if (lines.length !== 2 || !lines[0] || !lines[1]) {
     throw CliError.usage(
       'changing your own password needs two lines on standard input: the current password, then the new one',
@@ -40,23 +56,24 @@ export const identityCommands: CommandGroup = (program, wrap) => {
     .command('create')
     .argument('<username>')
     .description(
-      'Create a user in the tenant with the password read from standard input, or add an existing user ' +
-        '(the tenant must exist: `sluice tenant create`)',
+      'Create a user in the tenant with the password read from standard input (on a terminal, asked for ' +
+        'without echo, twice), or add an existing user (the tenant must exist: `sluice tenant create`)',
     )
     .requiredOption('--role <role>', 'admin, operator or viewer')
     .option('--tenant <tenant>', 'tenant (system admin only, default: yours)')
     .option(
       '--password-stdin',
-      'read the new user’s password from standard input (omit to add an existing user)',
+      'read the new user’s password from standard input; on a terminal it is asked for (omit to add an existing user)',
     )
     .action(
       wrap(async (ctx, username, opts) => {
         const o = opts as { role: string; tenant?: string; passwordStdin?: boolean };
         const password = o.passwordStdin
-          ? oneLine(
-              await readSecretFromStdin(ctx.io, 'password'),
-              'the password',
+          ? await readNewPassword(
+              ctx.io,
+              username as string,
               'Only `sluice user passwd` of your own password reads two lines (the current password, then the new one).',
+              'the password',
             )
           : undefined;
         const created = await (await ctx.api()).post('/api/users', {
@@ -90,7 +107,7 @@ export const identityCommands: CommandGroup = (program, wrap) => {
     .argument('<username>')
     .description(
       'Change a password read from standard input; for your own, two lines: the current password, ' +
-        'then the new one. Old tokens stop working',
+        'then the new one. On a terminal, they are asked for without echo (the new one twice). Old tokens stop working',
     )
     .action(
       wrap(async (ctx, username) => {
@@ -98,11 +115,11 @@ export const identityCommands: CommandGroup = (program, wrap) => {
         const me = (await api.get('/api/auth/me')) as { subject: string; kind: string };
         const self = me.kind === 'user' && me.subject === username;
         const body = self
-          ? ownPasswordChange(await readSecretFromStdin(ctx.io, 'current and new password'))
+          ? await ownPasswordChange(ctx.io)
           : {
-              password: oneLine(
-                await readSecretFromStdin(ctx.io, 'password'),
-                'the new password',
+              password: await readNewPassword(
+                ctx.io,
+                username as string,
                 `Two lines (the current password, then the new one) are only for changing your own password; to reset ${username as string}'s, pipe the new password alone.`,
               ),
             };

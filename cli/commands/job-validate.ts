@@ -1,7 +1,8 @@
 /**
  * `sluice job validate FILE...`: checks job files offline, like a compiler:
  * `FILE:LINE:COLUMN: path: message` per error and exit 1, or `FILE: ok` and exit 0.
- * `-o json|yaml` prints each file's errors as the contract's `details` array.
+ * `-o json|yaml` prints each file's errors as the contract's `details` array. `-` is the
+ * job on standard input, named `<stdin>` (also for `job apply -`: `readJobFromStdin`).
  */
 import { readFile, stat } from 'node:fs/promises';
 import type { ErrorDetail } from '../../shared/errors.ts';
@@ -17,8 +18,34 @@ export interface FileValidation {
   errors: ErrorDetail[];
 }
 
-export async function validateJobFiles(files: string[]): Promise<FileValidation[]> {
-  return await Promise.all(files.map(validateFile));
+/** How messages name the job read from standard input (`job apply -`, `job validate -`). */
+export const STDIN_NAME = '<stdin>';
+
+/**
+ * The job piped on standard input for `sluice job COMMAND -`: a terminal (where nothing
+ * would end the input) and empty input are usage errors.
+ */
+export async function readJobFromStdin(io: CliIo, command: string): Promise<string> {
+  if (io.stdinIsTty)
+    throw CliError.usage(
+      `\`sluice job ${command} -\` reads the job from standard input: pipe the job, e.g. \`cat job.yaml | sluice job ${command} -\``,
+    );
+  const text = await io.readStdin();
+  if (!text.trim()) throw CliError.usage('standard input was empty: expected a job (YAML or JSON)');
+  return text;
+}
+
+/** Each file checked; `stdin` is the text of `-`, which may be given once. */
+export async function validateJobFiles(files: string[], stdin?: string): Promise<FileValidation[]> {
+  return await Promise.all(
+    files.map((file) => (file === '-' ? validateText(stdin ?? '') : validateFile(file))),
+  );
+}
+
+function validateText(text: string): FileValidation {
+  const result = parseJobYaml(text);
+  const file = STDIN_NAME;
+  return result.ok ? { file, ok: true, errors: [] } : { file, ok: false, errors: result.errors };
 }
 
 async function validateFile(file: string): Promise<FileValidation> {
@@ -50,7 +77,12 @@ async function validateFile(file: string): Promise<FileValidation> {
 }
 
 export async function jobValidateAction(io: CliIo, files: string[], format: OutputFormat): Promise<void> {
-  const results = await validateJobFiles(files);
+  const dashes = files.filter((file) => file === '-').length;
+  if (dashes > 1)
+    throw CliError.usage(
+      '`-` (standard input) can be given once: it holds one job (name other jobs by their files)',
+    );
+  const results = await validateJobFiles(files, dashes ? await readJobFromStdin(io, 'validate') : undefined);
   if (format === 'table') {
     for (const r of results) {
       // Field names and values quoted from the file: shown, never obeyed by the terminal.

@@ -11,7 +11,7 @@ import { printResult } from '../output.ts';
 import type { CommandGroup } from './index.ts';
 import { metricsCell, type RecentOutputMetrics, recentOutputMetrics } from './job-output-metrics.ts';
 import { jobRunAction } from './job-run.ts';
-import { jobValidateAction } from './job-validate.ts';
+import { jobValidateAction, readJobFromStdin, STDIN_NAME } from './job-validate.ts';
 import { stageHint } from './stage-hint.ts';
 
 const path = (name: unknown, suffix = '') => `/api/jobs/${encodeURIComponent(name as string)}${suffix}`;
@@ -23,10 +23,11 @@ export const jobCommands: CommandGroup = (program, wrap) => {
   job
     .command('validate')
     .description('Check job files offline (no server): prints FILE:LINE:COLUMN: path: message per error')
-    .argument('<files...>', 'job definition files (YAML or JSON)')
+    .argument('<files...>', 'job definition files (YAML or JSON); - reads one from standard input')
     .addHelpText(
       'after',
-      '\nExit codes: 0 all valid, 1 some invalid.\nExample:\n  sluice job validate jobs/*.yaml',
+      '\n- reads a job from standard input, named <stdin> in the messages (a file named - is ./-).\n' +
+        'Exit codes: 0 all valid, 1 some invalid, 2 usage.\nExamples:\n  sluice job validate jobs/*.yaml\n  render-job | sluice job validate -',
     )
     .action(
       wrap(async (ctx, files) => await jobValidateAction(ctx.io, files as string[], ctx.globals.output)),
@@ -62,17 +63,26 @@ export const jobCommands: CommandGroup = (program, wrap) => {
   job
     .command('apply')
     .description('Save a job file on the server (created or updated; the YAML is kept as written)')
-    .argument('<file>')
+    .argument('<file>', 'the job file (YAML or JSON); - reads it from standard input')
+    .addHelpText(
+      'after',
+      '\n- reads the job from standard input, named <stdin> in the messages (a file named - is ./-).\n' +
+        'Examples:\n  sluice job apply jobs/ingest.yaml\n  envsubst < ingest.tmpl.yaml | sluice job apply -',
+    )
     .action(
-      wrap(async (ctx, file) => {
+      wrap(async (ctx, given) => {
+        const fromStdin = given === '-';
+        const file = fromStdin ? STDIN_NAME : (given as string);
         let text: string;
-        try {
-          text = await readFile(file as string, 'utf8');
-        } catch (err) {
-          throw new CliError(
-            `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-          );
-        }
+        if (fromStdin) text = await readJobFromStdin(ctx.io, 'apply');
+        else
+          try {
+            text = await readFile(file, 'utf8');
+          } catch (err) {
+            throw new CliError(
+              `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+            );
+          }
         const parsed = parseJobYaml(text);
         if (!parsed.ok) {
           const hints = parsed.errors.map(
