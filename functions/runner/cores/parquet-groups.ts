@@ -4,14 +4,22 @@
  * request and handed over with the footer. One row group more than the pool has threads
  * is fetched and decoded at once (a thread that finishes one finds the next waiting), the
  * first of them going out meanwhile; the lines come out in row-group order, exactly as
- * reading on the main thread gives them.
+ * reading on the main thread gives them. Fewer when together they would decode to more
+ * than MAX_ROW_GROUP_BYTES; a row group beyond the limits is refused before any row goes
+ * out (by its footer), or, once its bytes show what its dictionaries expand to, before it
+ * is handed to a thread (`row-group-too-large`, parquet-layout.ts).
  *
  * @example
  *   for await (const lines of readRowGroups(pool, task, { byteLength, read }, problem)) deliver(lines);
  */
 
 import { rangeReader } from '../inputs/gcs/parquet.ts';
-import { parquetLayout } from '../inputs/gcs/parquet-layout.ts';
+import {
+  checkRowGroup,
+  MAX_ROW_GROUP_BYTES,
+  parquetLayout,
+  withDictionaries,
+} from '../inputs/gcs/parquet-layout.ts';
 import type { ProblemReporter } from '../inputs/gcs/payload.ts';
 import type { JsonLines } from '../types.ts';
 import { parquetWasmModule } from './parquet-wasm.ts';
@@ -37,10 +45,17 @@ export async function* readRowGroups(
     parquetWasmModule(),
   ]);
   const { tail } = layout;
+  const count = layout.groups.length;
+  for (const [g, group] of layout.groups.entries()) checkRowGroup(g, count, group.size);
   const start = (rowGroup: number): Started<JsonLines> => {
     const group = layout.groups[rowGroup]!;
-    const bytes =
-      group.end > group.start ? object.read(group.start, group.end) : Promise.resolve(Buffer.alloc(0));
+    const bytes = (async () => {
+      if (group.end <= group.start) return Buffer.alloc(0);
+      const read = await object.read(group.start, group.end);
+      const size = await withDictionaries(group.row, group.size, { start: group.start, bytes: read });
+      checkRowGroup(rowGroup, count, size);
+      return read;
+    })();
     // Awaited when the thread asks for it; until then a failure is not unhandled.
     bytes.catch(() => {});
     async function* fed(): AsyncGenerator<Buffer> {
@@ -60,12 +75,22 @@ export async function* readRowGroups(
         ],
       },
     };
-    return started(pool.read(groupTask, fed(), problem, onActions, (from, to) => object.read(from, to)));
+    // Handed to a thread once its bytes are checked: a refusal keeps its reason (code) as told.
+    async function* checked(): AsyncGenerator<JsonLines> {
+      await bytes;
+      yield* pool.read(groupTask, fed(), problem, onActions, (from, to) => object.read(from, to));
+    }
+    return started(checked());
   };
-  const running: Started<JsonLines>[] = [];
+  const running: (Started<JsonLines> & { decoded: number })[] = [];
   let next = 0;
   const fill = () => {
-    while (next < layout.groups.length && running.length < pool.size + 1) running.push(start(next++));
+    while (next < count && running.length < pool.size + 1) {
+      const decoded = layout.groups[next]!.size.decoded;
+      const inFlight = running.reduce((sum, group) => sum + group.decoded, 0);
+      if (running.length > 0 && inFlight + decoded > MAX_ROW_GROUP_BYTES) break;
+      running.push({ ...start(next++), decoded });
+    }
   };
   try {
     fill();

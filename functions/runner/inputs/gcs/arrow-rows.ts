@@ -5,8 +5,10 @@
  * (`RowSlice`): JSON lines are written from them directly. When rows are asked for, each
  * is one object literal, so every row of a batch shares one hidden class and serializes fast. Values JSON cannot
  * hold are converted: 64-bit integers to numbers (decimal strings beyond 2^53), decimals
- * to numbers, dates and timestamps to RFC 3339, bytes to base64; lists become arrays,
- * structs and maps objects.
+ * to numbers (decimal strings when a double would not give them back: more than 15
+ * digits), dates and timestamps to RFC 3339, times of day to `HH:MM:SS.sss`, intervals to
+ * ISO 8601 durations (`P1M2DT3.5S`), bytes to base64; lists become arrays, structs and
+ * maps objects.
  *
  * apache-arrow is passed in (not imported) so that it loads only when parquet is read.
  *
@@ -104,7 +106,12 @@ function plainValues(arrow: Arrow, data: AnyData, start: number, end: number): V
     case Type.Timestamp:
       return timestamps(data.values, type.unit, start, end);
     case Type.Time:
-      return type.bitWidth === 64 ? int64Numbers(data.values, start, end) : data.values.subarray(start, end);
+      return times(
+        type.bitWidth === 64 ? int64Numbers(data.values, start, end) : data.values.subarray(start, end),
+        type.unit,
+      );
+    case Type.Interval:
+      return intervals(data.values, type.unit, start, end);
     case Type.List:
     case Type.LargeList:
       return lists(arrow, data.children[0]!, offsets(data.valueOffsets, start, end), end - start);
@@ -178,7 +185,15 @@ function booleans(data: AnyData, start: number, end: number): Values {
   return out;
 }
 
-/** Decimals (32 to 256 bits, little-endian words) as numbers: unscaled / 10^scale, rounded once more. */
+/**
+ * Decimals with at most this many digits (unscaled) are numbers: a double gives any 15
+ * significant digits back as they were. Longer ones are decimal strings, as exact as the
+ * column (64-bit integers beyond 2^53 are strings likewise), except whole numbers a double
+ * holds exactly.
+ */
+const DECIMAL_NUMBER_LIMIT = 10 ** 15;
+
+/** Decimals (32 to 256 bits, little-endian words): numbers while a double keeps them, else decimal strings. */
 function decimals(words: Uint32Array, stride: number, scale: number, start: number, end: number): Values {
   const divisor = 10 ** scale;
   const out = new Float64Array(end - start);
@@ -186,11 +201,94 @@ function decimals(words: Uint32Array, stride: number, scale: number, start: numb
     const k = (start + i) * stride;
     let unscaled: number;
     if (stride === 1) unscaled = words[k]! | 0;
-    else if (fitsTwoWords(words, k, stride)) unscaled = (words[k + 1]! | 0) * 4294967296 + words[k]!;
-    else unscaled = bigDecimal(words, k, stride);
-    out[i] = unscaled / divisor;
+    else if (fitsTwoWords(words, k, stride) && Math.abs(words[k + 1]! | 0) < SAFE_HIGH_WORD)
+      unscaled = (words[k + 1]! | 0) * 4294967296 + words[k]!;
+    else return decimalsSlow(words, stride, scale, start, end, out, i);
+    if (Math.abs(unscaled) >= DECIMAL_NUMBER_LIMIT && scale !== 0)
+      return decimalsSlow(words, stride, scale, start, end, out, i);
+    out[i] = scale > 22 ? Number(`${unscaled}e-${scale}`) : unscaled / divisor;
   }
   return out;
+}
+
+/** The rare column holding a decimal a double would change: continues from `done` with exact BigInts. */
+function decimalsSlow(
+  words: Uint32Array,
+  stride: number,
+  scale: number,
+  start: number,
+  end: number,
+  numbers: Float64Array,
+  done: number,
+): Values {
+  const out: unknown[] = Array.from(numbers.subarray(0, done));
+  for (let i = done; i < end - start; i++) {
+    const k = (start + i) * stride;
+    let value = 0n;
+    for (let w = stride - 1; w >= 0; w--) value = (value << 32n) | BigInt(words[k + w]!);
+    value = BigInt.asIntN(stride * 32, value);
+    const magnitude = value < 0n ? -value : value;
+    if (scale === 0 && magnitude <= BigInt(Number.MAX_SAFE_INTEGER)) out.push(Number(value));
+    else if (magnitude < BigInt(DECIMAL_NUMBER_LIMIT)) out.push(Number(`${value}e${-scale}`));
+    else out.push(decimalText(value, scale));
+  }
+  return out;
+}
+
+/** `unscaled` / 10^scale written out exactly: all the column's decimal places. */
+function decimalText(unscaled: bigint, scale: number): string {
+  const sign = unscaled < 0n ? '-' : '';
+  const digits = (unscaled < 0n ? -unscaled : unscaled).toString();
+  if (scale <= 0) return `${sign}${digits}${'0'.repeat(-scale)}`;
+  const padded = digits.padStart(scale + 1, '0');
+  return `${sign}${padded.slice(0, -scale)}.${padded.slice(-scale)}`;
+}
+
+/** Times of day (Arrow's TimeUnit: 0 seconds ... 3 nanoseconds) as `HH:MM:SS.sss`, like timestamps. */
+function times(values: Values, unit: number): Values {
+  const perMs = [1 / 1000, 1, 1000, 1_000_000][unit] ?? 1;
+  return mapValues(values, 0, values.length, (value) => {
+    const ms = Math.floor(Number(value) / perMs);
+    const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+    return `${pad(Math.floor(ms / 3_600_000))}:${pad(Math.floor(ms / 60_000) % 60)}:${pad(Math.floor(ms / 1000) % 60)}.${pad(ms % 1000, 3)}`;
+  });
+}
+
+/**
+ * Intervals as ISO 8601 durations: months, days and time (`P1M2DT3.5S`, `PT0S`), each
+ * kept apart as parquet keeps them (a month is not a number of days). Arrow's
+ * IntervalUnit: 0 months, 1 days and milliseconds, 2 months, days and nanoseconds.
+ */
+function intervals(words: Int32Array, unit: number, start: number, end: number): Values {
+  const stride = unit === 0 ? 1 : unit === 1 ? 2 : 4;
+  const out = new Array<string>(end - start);
+  for (let i = 0; i < out.length; i++) {
+    const k = (start + i) * stride;
+    if (unit === 0) out[i] = duration(words[k]!, 0, 0n, 1n);
+    else if (unit === 1) out[i] = duration(0, words[k]!, BigInt(words[k + 1]!), 1000n);
+    else
+      out[i] = duration(
+        words[k]!,
+        words[k + 1]!,
+        (BigInt(words[k + 3]!) << 32n) | BigInt(words[k + 2]! >>> 0),
+        1_000_000_000n,
+      );
+  }
+  return out;
+}
+
+function duration(months: number, days: number, time: bigint, perSecond: bigint): string {
+  let out = 'P';
+  if (months !== 0) out += `${months}M`;
+  if (days !== 0) out += `${days}D`;
+  if (time !== 0n) {
+    const sign = time < 0n ? '-' : '';
+    const magnitude = time < 0n ? -time : time;
+    const places = perSecond.toString().length - 1;
+    const fraction = (magnitude % perSecond).toString().padStart(places, '0').replace(/0+$/, '');
+    out += `T${sign}${magnitude / perSecond}${fraction ? `.${fraction}` : ''}S`;
+  }
+  return out === 'P' ? 'PT0S' : out;
 }
 
 /** The words above the second are the sign extension of the second: the value fits 64 bits. */
@@ -198,12 +296,6 @@ function fitsTwoWords(words: Uint32Array, k: number, stride: number): boolean {
   const sign = (words[k + 1]! | 0) < 0 ? 0xffffffff : 0;
   for (let w = 2; w < stride; w++) if (words[k + w] !== sign) return false;
   return true;
-}
-
-function bigDecimal(words: Uint32Array, k: number, stride: number): number {
-  let value = 0n;
-  for (let w = stride - 1; w >= 0; w--) value = (value << 32n) | BigInt(words[k + w]!);
-  return Number(BigInt.asIntN(stride * 32, value));
 }
 
 /** Offsets of rows start..end (end + 1 entries) as numbers (large types store them as BigInts). */
@@ -302,7 +394,7 @@ function dictionaryValues(arrow: Arrow, data: AnyData, start: number, end: numbe
 
 const dictionaries = new WeakMap<object, unknown[]>();
 
-/** Any type without a fast path (intervals, durations, unions, views, half floats): Arrow's own reader. */
+/** Any type without a fast path (durations, unions, views, half floats): Arrow's own reader. */
 function generic(arrow: Arrow, data: AnyData, start: number, end: number): Values {
   const vector = arrow.makeVector(data);
   const out = new Array<unknown>(end - start);

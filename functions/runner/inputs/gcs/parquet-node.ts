@@ -9,6 +9,9 @@
 import type { ParquetModules } from './parquet.ts';
 
 export async function nodeParquetModules(): Promise<ParquetModules> {
-  const [{ ParquetFile }, arrow] = await Promise.all([import('parquet-wasm'), import('apache-arrow')]);
-  return { ParquetFile, arrow };
+  const [{ ParquetFile, wasmMemory }, arrow] = await Promise.all([
+    import('parquet-wasm'),
+    import('apache-arrow'),
+  ]);
+  return { ParquetFile, arrow, memory: wasmMemory };
 }

@@ -18,9 +18,21 @@
  * @example
  *   for await (const slice of parquetRows(rangeReader(size, read), nodeParquetModules)) deliver(slice.rows());
  */
-import type { SchemaElement } from 'hyparquet';
+import type { FileMetaData, SchemaElement } from 'hyparquet';
 import type { ParquetFile, Table as WasmTable } from 'parquet-wasm';
 import { batchRows, type RowSlice } from './arrow-rows.ts';
+import {
+  checkRowGroup,
+  describeSize,
+  footerError,
+  hasStringDictionaries,
+  MAX_ROW_GROUP_BYTES,
+  type RowGroupSize,
+  RowGroupTooLarge,
+  readFooter,
+  rowGroupSize,
+  withDictionaries,
+} from './parquet-layout.ts';
 import { logicalTypeFixes } from './parquet-logical.ts';
 import { trapGuard } from './wasm-trap.ts';
 
@@ -33,6 +45,12 @@ export const READ_AHEAD_BYTES = 8 * 1024 * 1024;
  */
 export const ROWS_PER_SLICE = 1024;
 
+/**
+ * The decoder's memory (WebAssembly, at most 4 GiB) beyond which a trap while decoding is
+ * taken for running out of memory rather than for damaged data (both end in `unreachable`).
+ */
+const OUT_OF_MEMORY_BYTES = 2 * 1024 * 1024 * 1024;
+
 /** Random access to the bytes of a parquet file. */
 export interface ByteSource {
   byteLength: number;
@@ -43,12 +61,17 @@ export interface ByteSource {
 export interface ParquetModules {
   ParquetFile: typeof import('parquet-wasm').ParquetFile;
   arrow: typeof import('apache-arrow');
+  /** The decoder's WebAssembly memory, where known: to tell running out of it from damaged data. */
+  memory?: () => WebAssembly.Memory;
 }
 
 export interface ParquetRowsOptions {
   /** Only these row groups, in this order (default: all). */
   rowGroups?: readonly number[];
-  /** The file's schema when the caller read the footer already (parquetLayout). */
+  /**
+   * The file's schema when the caller read the footer already (parquetLayout); the caller
+   * then checked the row groups' sizes (`checkRowGroup`) too.
+   */
   schema?: SchemaElement[];
   /** Rows per slice (default ROWS_PER_SLICE). */
   rowsPerSlice?: number;
@@ -60,46 +83,86 @@ export async function* parquetRows(
   modules: () => Promise<ParquetModules>,
   options: ParquetRowsOptions = {},
 ): AsyncGenerator<RowSlice> {
-  const [{ ParquetFile, arrow }, schema] = await Promise.all([
+  const [{ ParquetFile, arrow, memory }, footer] = await Promise.all([
     modules(),
-    options.schema ??
-      import('hyparquet').then(async ({ parquetMetadataAsync }) => (await parquetMetadataAsync(file)).schema),
+    options.schema ? undefined : readFooter(file),
   ]);
-  const fixes = await logicalTypeFixes(schema);
+  const schema = options.schema ?? footer!.schema;
+  const fixes = await logicalTypeFixes(schema).catch((err) => {
+    throw footerError(err);
+  });
   const perSlice = options.rowsPerSlice ?? ROWS_PER_SLICE;
   const guard = trapGuard();
   let parquet: ParquetFile | undefined;
   let next: Promise<WasmTable> | undefined;
   try {
-    const opened = await guard.run(
-      () => ParquetFile.fromFile(asBlob(file)),
-      (late) => late.free(),
-    );
+    const opened = await guard
+      .run(
+        () => ParquetFile.fromFile(asBlob(file)),
+        (late) => late.free(),
+      )
+      .catch((err) => {
+        // It reads only the footer (hyparquet read it already: a failed read would have failed there).
+        throw footer ? footerError(err) : err;
+      });
     parquet = opened;
     const metadata = opened.metadata();
     const count = metadata.numRowGroups();
     metadata.free();
     const groups = options.rowGroups ?? Array.from({ length: count }, (_, g) => g);
-    // One batch per row group (up to this size): fewer, larger column loops in arrow-rows.
-    const read = (group: number) => {
-      const table = guard.run(
-        () => opened.read({ rowGroups: [group], batchSize: 1 << 20 }),
-        (late) => late.free(),
-      );
+    // Every row group within the limits by its footer before any row goes out.
+    const sizes = footer?.row_groups.map((row) => rowGroupSize(row));
+    for (const [g, size] of (sizes ?? []).entries()) checkRowGroup(g, count, size);
+    // One batch per row group (up to this size): fewer, larger column loops in arrow-rs.
+    const read = async (group: number) => {
+      if (footer && hasStringDictionaries(footer.row_groups[group]!)) {
+        // Its dictionaries' headers are in its bytes, which the decoder then reads from the
+        // same block of a rangeReader (no second request).
+        const span = groupSpan(footer, group, file.byteLength);
+        const bytes = new Uint8Array(await file.slice(span.start, span.end));
+        sizes![group] = await withDictionaries(footer.row_groups[group]!, sizes![group]!, {
+          start: span.start,
+          bytes,
+        });
+        checkRowGroup(group, count, sizes![group]!);
+      }
+      return await guard
+        .run(
+          () => opened.read({ rowGroups: [group], batchSize: 1 << 20 }),
+          (late) => late.free(),
+        )
+        .catch((err) => {
+          throw decodingError(err, group, sizes?.[group], memory);
+        });
+    };
+    const start = (group: number) => {
+      const table = read(group);
       // Awaited only after the rows before it went out: until then, a failure is not unhandled.
       table.catch(() => {});
       return table;
     };
     // The next row group is fetched and decoded while this one's rows go out, so the wait
-    // for its bytes is hidden; memory holds at most two row groups.
-    next = groups.length > 0 ? read(groups[0]!) : undefined;
+    // for its bytes is hidden; memory holds at most two row groups, and only one when the
+    // two would decode to more than MAX_ROW_GROUP_BYTES.
+    const together = (g: number) =>
+      !sizes || sizes[groups[g]!]!.decoded + sizes[groups[g + 1]!]!.decoded <= MAX_ROW_GROUP_BYTES;
+    next = groups.length > 0 ? start(groups[0]!) : undefined;
     for (let g = 0; g < groups.length; g++) {
-      const ipc = (await next!).intoIPCStream();
-      next = g + 1 < groups.length ? read(groups[g + 1]!) : undefined;
-      for (const batch of arrow.tableFromIPC(ipc).batches) {
-        for (let start = 0; start < batch.numRows; start += perSlice)
-          yield batchRows(arrow, batch, start, Math.min(batch.numRows, start + perSlice), fixes);
+      const table = await next!;
+      next = undefined;
+      let ipc: Uint8Array;
+      try {
+        ipc = table.intoIPCStream();
+      } catch (err) {
+        throw decodingError(err, groups[g]!, sizes?.[groups[g]!], memory);
       }
+      const early = g + 1 < groups.length && together(g);
+      if (early) next = start(groups[g + 1]!);
+      for (const batch of arrow.tableFromIPC(ipc).batches) {
+        for (let from = 0; from < batch.numRows; from += perSlice)
+          yield batchRows(arrow, batch, from, Math.min(batch.numRows, from + perSlice), fixes);
+      }
+      if (!early && g + 1 < groups.length) next = start(groups[g + 1]!);
     }
   } finally {
     // A consumer that stopped early: let the read in flight settle before freeing the file.
@@ -111,6 +174,57 @@ export async function* parquetRows(
     }
     guard.close();
   }
+}
+
+/** Row group `group`'s bytes: from its first column chunk to the end of its last. */
+function groupSpan(footer: FileMetaData, group: number, byteLength: number): { start: number; end: number } {
+  let start = byteLength;
+  let end = 0;
+  for (const column of footer.row_groups[group]!.columns) {
+    const meta = column.meta_data;
+    if (!meta) continue;
+    const first = Number(meta.dictionary_page_offset ?? meta.data_page_offset);
+    start = Math.min(start, first);
+    end = Math.max(end, first + Number(meta.total_compressed_size));
+  }
+  return start < end && end <= byteLength ? { start, end } : { start: 0, end: 0 };
+}
+
+/**
+ * A failure decoding row group `group`: running out of memory (a footer that understates
+ * the row group) is told as such, with what its footer says, rather than as damaged data.
+ */
+function decodingError(
+  err: unknown,
+  group: number,
+  size: RowGroupSize | undefined,
+  memory: (() => WebAssembly.Memory) | undefined,
+): unknown {
+  if (!(err instanceof Error)) return err;
+  const footer = size
+    ? `its footer says ${describeSize(size).replace(/, by its footer$/, '')}`
+    : 'see its footer';
+  const trap = /^the parquet decoder failed on damaged data \((.*)\)$/.exec(err.message);
+  const outOfMemory =
+    (err instanceof RangeError &&
+      /allocation failed|out of memory|invalid typed array length/i.test(err.message)) ||
+    (trap !== null && /out of memory|memory access out of bounds/i.test(trap[1]!)) ||
+    (trap !== null && (memory?.().buffer.byteLength ?? 0) >= OUT_OF_MEMORY_BYTES);
+  if (outOfMemory) {
+    return new RowGroupTooLarge(
+      `out of memory decoding row group ${group} (${footer}): write the file with smaller row groups`,
+      { cause: err },
+    );
+  }
+  if (trap && !memory) {
+    // On a read thread the decoder's memory is not at hand: either may be the cause.
+    return new Error(
+      `the parquet decoder failed decoding row group ${group}, on damaged data or out of memory (${trap[1]}; ${footer})`,
+      { cause: err },
+    );
+  }
+  if (trap) return new Error(`${err.message.slice(0, -1)}; row group ${group})`, { cause: err });
+  return err;
 }
 
 /** A ByteSource over `read(start, endInclusive)` that fetches at least READ_AHEAD_BYTES at a time. */
