@@ -23,7 +23,10 @@ import { JSON_LINES_WASM } from './json-lines.wasm.ts';
 /** Returned when the bytes are not a JSON object the fast path vouches for. */
 export const NOT_FAST = -1;
 
-/** Deepest nesting scanned; deeper lines take the slow path (MAX_DEPTH in the source). */
+/**
+ * Deepest nesting scanned (MAX_DEPTH in the source); deeper lines take the slow path, where
+ * payload.ts and json-array.ts do not parse them either, but report them (`*-too-complex`).
+ */
 export const MAX_SCAN_DEPTH = 256;
 
 /** The module's exports; `config` is the address of a config block (`configImage`). */

@@ -35,6 +35,19 @@ export interface LineSpans {
   spans: number[];
   /** Every line is valid UTF-8 (else some line is not, and each must be decoded to be read). */
   utf8: boolean;
+  /**
+   * The 1-based number of the line that starts at `bytes[at]`; a span's own number is that
+   * plus the line feeds from `at` to its start (`lineNumber`), counted only when needed.
+   */
+  line: number;
+  at: number;
+}
+
+/** The 1-based number of the line that starts at `bytes[start]` (a span's start). */
+export function lineNumber({ bytes, line, at }: LineSpans, start: number): number {
+  let n = line;
+  for (let nl = bytes.indexOf(10, at); nl !== -1 && nl < start; nl = bytes.indexOf(10, nl + 1)) n++;
+  return n;
 }
 
 export async function* splitLines(
@@ -64,7 +77,7 @@ export async function* splitLines(
           const line = Buffer.concat([...carry, chunk.subarray(0, nl)]);
           const spans: number[] = [];
           push(spans, line, 0, line.length);
-          if (spans.length) yield { bytes: line, spans, utf8: isUtf8(line) };
+          if (spans.length) yield { bytes: line, spans, utf8: isUtf8(line), line: lineNo, at: 0 };
         }
       }
       carry = [];
@@ -74,6 +87,7 @@ export async function* splitLines(
     }
     const spans: number[] = [];
     const first = pos;
+    const firstLine = lineNo + 1;
     for (;;) {
       const nl = chunk.indexOf(10, pos);
       if (nl === -1) break;
@@ -82,7 +96,8 @@ export async function* splitLines(
       else push(spans, chunk, pos, nl);
       pos = nl + 1;
     }
-    if (spans.length) yield { bytes: chunk, spans, utf8: isUtf8(chunk.subarray(first, pos)) };
+    if (spans.length)
+      yield { bytes: chunk, spans, utf8: isUtf8(chunk.subarray(first, pos)), line: firstLine, at: first };
     if (pos < chunk.length) carryOn(chunk, pos);
   }
   if (skipping) options.onTooLong(lineNo + 1, skipped);
@@ -90,7 +105,7 @@ export async function* splitLines(
     const line = Buffer.concat(carry);
     const spans: number[] = [];
     push(spans, line, 0, line.length);
-    if (spans.length) yield { bytes: line, spans, utf8: isUtf8(line) };
+    if (spans.length) yield { bytes: line, spans, utf8: isUtf8(line), line: lineNo + 1, at: 0 };
   }
 
   function carryOn(chunk: Buffer, from: number): void {
