@@ -13,7 +13,13 @@
  *   chain.bind({ job: 'j', worker: 'w' });
  *   const out = chain.apply(event); // undefined: dropped
  */
-import { type CelProgram, type CelVariables, compileCel } from '../../../shared/job/actions/cel.ts';
+import {
+  type CelProgram,
+  type CelVariables,
+  compileCel,
+  endEventBudget,
+  startEventBudget,
+} from '../../../shared/job/actions/cel.ts';
 import { NOT_HERE } from '../../../shared/job/actions/cel-fast.ts';
 import { deletePath, getPath, parseFieldPath, setPath } from '../../../shared/job/actions/paths.ts';
 import type { Action } from '../../../shared/job/actions/schema.ts';
@@ -130,6 +136,8 @@ export function compileActionChain(
       stats.events_in++;
       let current = event;
       let i = 0;
+      // The event's expressions share one time budget (cel.ts MAX_EVENT_EVALUATION_MS).
+      startEventBudget();
       try {
         for (; i < steps.length; i++) {
           const next = steps[i]!(current);
@@ -150,6 +158,7 @@ export function compileActionChain(
         return undefined;
       } finally {
         variables.event = EMPTY;
+        endEventBudget();
       }
       stats.events_out++;
       return current;

@@ -17,7 +17,13 @@
  *   const lines = compileLineChain(actions, tally, variables); // undefined: use chain.apply on objects
  *   const edits = lines.apply(scan); // scan.emit(edits.plans, edits.extra, edits.extraLength, ...)
  */
-import { type CelProgram, type CelVariables, compileCel } from '../../../shared/job/actions/cel.ts';
+import {
+  type CelProgram,
+  type CelVariables,
+  compileCel,
+  endEventBudget,
+  startEventBudget,
+} from '../../../shared/job/actions/cel.ts';
 import { type ConcatPart, type FastCel, NOT_HERE } from '../../../shared/job/actions/cel-fast.ts';
 import { parseFieldPath } from '../../../shared/job/actions/paths.ts';
 import type { Action } from '../../../shared/job/actions/schema.ts';
@@ -268,31 +274,37 @@ export function compileLineChain(
       extra.length = prefix;
       let k = 0;
       let kept = 0;
-      while (scan.advance()) {
-        stats.events_in++;
-        const keep = run(scan, stats);
-        if (!keep) {
-          plans[k * 3] = DROP_LINE;
-          plans[k * 3 + 1] = 0;
-          plans[k * 3 + 2] = 0;
+      try {
+        while (scan.advance()) {
+          stats.events_in++;
+          // Each line's expressions share one time budget (cel.ts MAX_EVENT_EVALUATION_MS).
+          startEventBudget();
+          const keep = run(scan, stats);
+          if (!keep) {
+            plans[k * 3] = DROP_LINE;
+            plans[k * 3 + 1] = 0;
+            plans[k * 3 + 2] = 0;
+            k++;
+            continue;
+          }
+          stats.events_out++;
+          kept++;
+          const variant = variantOf(scan);
+          const at = extra.length;
+          const computed = variant.computed;
+          for (let c = 0; c < computed.length; c += 2) {
+            extra.raw((c ? appendCommaKeys : appendKeys)[computed[c]!]!);
+            const value = values[computed[c + 1]!];
+            if (value === AS_BYTES) writeJoined(extra, concatOf[computed[c + 1]!]!, scan);
+            else extra.json(value);
+          }
+          plans[k * 3] = at;
+          plans[k * 3 + 1] = extra.length - at;
+          plans[k * 3 + 2] = variant.decisions;
           k++;
-          continue;
         }
-        stats.events_out++;
-        kept++;
-        const variant = variantOf(scan);
-        const at = extra.length;
-        const computed = variant.computed;
-        for (let c = 0; c < computed.length; c += 2) {
-          extra.raw((c ? appendCommaKeys : appendKeys)[computed[c]!]!);
-          const value = values[computed[c + 1]!];
-          if (value === AS_BYTES) writeJoined(extra, concatOf[computed[c + 1]!]!, scan);
-          else extra.json(value);
-        }
-        plans[k * 3] = at;
-        plans[k * 3 + 1] = extra.length - at;
-        plans[k * 3 + 2] = variant.decisions;
-        k++;
+      } finally {
+        endEventBudget();
       }
       return { plans, extra: extra.bytes, extraLength: extra.length, kept };
     },

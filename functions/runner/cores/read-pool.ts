@@ -8,7 +8,9 @@
  *
  * The workers start on first use and do not keep the process alive. A worker that dies
  * fails its tasks (the objects are read again next run: they were not fingerprinted) and
- * is replaced.
+ * is replaced. So is one that does not answer a `cancel` within CANCEL_DEADLINE_MS (busy in
+ * synchronous work: a stop must not wait for it, nor the next objects given to it): it is
+ * terminated.
  *
  * @example
  *   const pool = sharedReadPool();
@@ -31,9 +33,26 @@ interface Task {
 /** A thread with nothing to read for this long exits (its memory is given back). */
 const IDLE_MS = 5_000;
 
+/**
+ * How long a thread may take to end a task it was told to stop (`cancel`) before it is
+ * terminated, and its other tasks failed. A thread answers between two batches, and an
+ * event's actions take at most MAX_EVENT_EVALUATION_MS (shared/job/actions/cel.ts, 1 s):
+ * a thread silent for longer is stuck in one batch of slow events, or worse.
+ */
+export const CANCEL_DEADLINE_MS = 2_000;
+
+/**
+ * A thread told to stop a task and silent for this long is given no new task (it may be
+ * stuck, and terminated with them): another thread is started instead. Threads answer in
+ * a few ms when they are not stuck.
+ */
+const SILENT_MS = 250;
+
 export interface ReadPoolOptions {
   /** How long a thread with nothing to read stays (default 5 s). */
   idleMs?: number;
+  /** How long a thread told to stop a task may take (default CANCEL_DEADLINE_MS). */
+  cancelDeadlineMs?: number;
 }
 
 class PoolWorker {
@@ -49,6 +68,8 @@ class PoolWorker {
   readonly parts = new Set<ReadPartName>();
   gone = false;
   #idle: NodeJS.Timeout | undefined;
+  /** Tasks told to stop and not yet ended by the thread: since when, and the deadline to end them. */
+  readonly #stopping = new Map<number, { deadline: NodeJS.Timeout; since: number }>();
 
   constructor(
     source: string,
@@ -57,18 +78,57 @@ class PoolWorker {
   ) {
     // No execArgv: the worker needs neither tsx nor the parent's flags (its code is bundled).
     this.worker = new Worker(source, { eval: true, execArgv: [] });
-    this.worker.on('message', (message: ToMain) => this.tasks.get(message.id)?.onMessage(message));
-    const fail = (error: Error) => {
-      if (this.gone) return;
-      this.gone = true;
-      for (const task of this.tasks.values()) task.onWorkerGone(error);
-      this.tasks.clear();
-      onExit(this);
-    };
-    this.worker.on('error', fail);
-    this.worker.on('exit', (code) => fail(new Error(`a read worker thread exited (code ${code})`)));
+    this.worker.on('message', (message: ToMain) => {
+      this.tasks.get(message.id)?.onMessage(message);
+      if (message.t === 'done' || message.t === 'failed') this.#stopped(message.id);
+    });
+    this.worker.on('error', (error) => this.#fail(error));
+    this.worker.on('exit', (code) => this.#fail(new Error(`a read worker thread exited (code ${code})`)));
     // After the listeners (adding a 'message' listener refs the worker again).
     this.worker.unref();
+  }
+
+  #fail(error: Error): void {
+    if (this.gone) return;
+    this.gone = true;
+    for (const { deadline } of this.#stopping.values()) clearTimeout(deadline);
+    this.#stopping.clear();
+    for (const task of this.tasks.values()) task.onWorkerGone(error);
+    this.tasks.clear();
+    this.onExit(this);
+  }
+
+  /**
+   * Tells the thread to stop task `id` (its reader gave up on it). A thread that has not
+   * ended it within `deadlineMs` is terminated: its other tasks fail, and the pool starts
+   * another thread for the next ones.
+   */
+  stop(id: number, deadlineMs: number): void {
+    if (this.gone) return;
+    const deadline = setTimeout(() => {
+      this.#fail(
+        new Error(
+          `a read thread did not stop a read within ${deadlineMs} ms of being told to (busy in one batch of events): it was terminated`,
+        ),
+      );
+      void this.worker.terminate();
+    }, deadlineMs).unref();
+    this.#stopping.set(id, { deadline, since: performance.now() });
+    this.post({ t: 'cancel', id });
+  }
+
+  /** Told to stop a task SILENT_MS ago or more, and still at it: new tasks go elsewhere. */
+  get silent(): boolean {
+    const now = performance.now();
+    for (const { since } of this.#stopping.values()) if (now - since >= SILENT_MS) return true;
+    return false;
+  }
+
+  #stopped(id: number): void {
+    const stopping = this.#stopping.get(id);
+    if (!stopping) return;
+    this.#stopping.delete(id);
+    clearTimeout(stopping.deadline);
   }
 
   /** A worker with tasks keeps the process alive (their answers are awaited); an idle one does not. */
@@ -87,12 +147,7 @@ class PoolWorker {
   /** Leaves the pool at once (no task can be given to it any more), then exits. */
   retire(): Promise<number> {
     clearTimeout(this.#idle);
-    if (!this.gone) {
-      this.gone = true;
-      for (const task of this.tasks.values()) task.onWorkerGone(new Error('the read pool was closed'));
-      this.tasks.clear();
-      this.onExit(this);
-    }
+    this.#fail(new Error('the read pool was closed'));
     return this.worker.terminate();
   }
 
@@ -121,12 +176,20 @@ export class ReadPool {
     onActions?: (report: ActionReport) => void,
     /** Other bytes of the object, when the task asks (a parquet row group). */
     readRange?: (start: number, end: number) => Promise<Uint8Array>,
+    /**
+     * The run's: once aborted, the read ends at once (with its reason), even while the thread
+     * is busy, and the thread is told to stop (terminated if it does not, CANCEL_DEADLINE_MS).
+     */
+    signal?: AbortSignal,
   ): AsyncGenerator<JsonLines> {
+    signal?.throwIfAborted();
     const worker = await this.#leastBusy(this.threadsFor(task));
     const id = this.#nextId++;
     const inbox: ToMain[] = [];
     let wake: (() => void) | undefined;
     let gone: Error | undefined;
+    /** Whether the thread ended the task (`done` or `failed`), read or not. */
+    let ended = false;
     let downloadError: unknown;
     let finished = false;
     const notify = () => {
@@ -192,7 +255,10 @@ export class ReadPool {
           );
           return;
         }
-        if (message.t === 'done' || message.t === 'failed') stopWorking();
+        if (message.t === 'done' || message.t === 'failed') {
+          ended = true;
+          stopWorking();
+        }
         inbox.push(message);
         notify();
       },
@@ -209,8 +275,11 @@ export class ReadPool {
       task,
       ...(parts.length > 0 ? { parts: parts.map((name) => this.#partSources![name]) } : {}),
     });
+    const onAbort = () => notify();
+    signal?.addEventListener('abort', onAbort, { once: true });
     try {
       for (;;) {
+        signal?.throwIfAborted();
         const message = inbox.shift();
         if (!message) {
           if (gone) throw gone;
@@ -240,9 +309,10 @@ export class ReadPool {
         }
       }
     } finally {
-      if (!finished) worker.post({ t: 'cancel', id });
+      signal?.removeEventListener('abort', onAbort);
       finished = true;
       stopWorking();
+      if (!ended) worker.stop(id, this.options.cancelDeadlineMs ?? CANCEL_DEADLINE_MS);
       worker.remove(id);
       await source.return?.(undefined);
     }
@@ -275,13 +345,16 @@ export class ReadPool {
       worker.working++;
       return worker;
     };
-    if (this.#workers.length < limit) {
-      const idle = this.#workers.find((w) => w.working === 0);
+    // A thread silent since it was told to stop may be stuck: not counted, not given more
+    // (it ends its tasks soon, or is terminated, CANCEL_DEADLINE_MS).
+    const workers = this.#workers.filter((w) => !w.silent);
+    if (workers.length < limit) {
+      const idle = workers.find((w) => w.working === 0);
       if (idle) return take(idle);
       // Loaded with the first thread: a process that reads no object never parses it.
       const { READ_WORKER_SOURCE, READ_WORKER_PARTS } = await import('./read-worker.generated.ts');
       this.#partSources = READ_WORKER_PARTS;
-      if (this.#workers.length >= limit) return this.#leastBusy(limit);
+      if (this.#workers.filter((w) => !w.silent).length >= limit) return this.#leastBusy(limit);
       const worker = new PoolWorker(
         READ_WORKER_SOURCE,
         (dead) => {
@@ -292,7 +365,7 @@ export class ReadPool {
       this.#workers.push(worker);
       return take(worker);
     }
-    return take(this.#workers.slice(0, limit).reduce((a, b) => (b.working < a.working ? b : a)));
+    return take(workers.slice(0, limit).reduce((a, b) => (b.working < a.working ? b : a)));
   }
 
   /** Stops the workers (tests; the process may also just exit). */

@@ -1,8 +1,9 @@
 /**
  * CEL expressions of `actions` (the Common Expression Language of IAM conditions and
  * Eventarc filters), compiled and type-checked once, with the variables `event` (a map),
- * `job` and `worker` (strings). Evaluation is bounded by the expression's size: CEL has
- * no loops beyond its macros over existing lists, and the parser's limits cap the size.
+ * `job` and `worker` (strings). Evaluation is bounded: CEL has no loops beyond its macros
+ * over existing lists, the parser's limits cap the expression's size, macros may nest two
+ * deep and take MAX_MACRO_STEPS steps, and one event's expressions MAX_EVENT_EVALUATION_MS.
  *
  * `matches` runs on RE2 (re2js, linear time), not on JavaScript's backtracking RegExp:
  * one worker runs many tenants' jobs, and a pattern such as `(a+)+$` must not stall it.
@@ -90,7 +91,7 @@ export function compileCel(source: string): CelCompiled {
   const eventFields = eventFieldsRead(program.ast as unknown as AstNode);
   return {
     ok: true,
-    program: meteredSteps(program as CelProgram, program.ast as unknown as AstNode),
+    program: metered(program as CelProgram, program.ast as unknown as AstNode),
     type: checked.type ?? 'dyn',
     eventFields,
     fast: eventFields && compileFastCel(program.ast, eventFields),
@@ -154,6 +155,8 @@ function useRe2ForMatches(root: AstNode): CelCompiled | undefined {
       node.evaluate = (ev, _ast, ctx) => {
         const text = ev.run(subject, ctx);
         if (typeof text !== 'string') throw new Error(`matches needs a string, got ${typeof text}`);
+        // RE2 in JavaScript takes up to tens of ns a character: counted as such (CLOCK_EVERY).
+        charge(text.length >>> 6);
         return re.test(text);
       };
     }
@@ -165,50 +168,181 @@ function useRe2ForMatches(root: AstNode): CelCompiled | undefined {
 /**
  * Steps of list macros one evaluation may take: nesting is capped at two levels, but two
  * levels over an event's list of 100,000 items are still 10^10 steps, and a runner deaf to
- * everything (SIGTERM included) while one event is evaluated. 10^6 steps take about 0.1 s.
+ * everything (SIGTERM included) while one event is evaluated. 10^6 plain steps take about
+ * 0.1 s, but a step may scan a long string (`xs.exists(x, event.s.contains("zq"))` over a
+ * 4 MiB `s` took 52 s for 10^6 steps): MAX_EVENT_EVALUATION_MS bounds the time as well.
  */
 export const MAX_MACRO_STEPS = 1_000_000;
 
 /**
- * Counts the steps of every list macro in `root` (each element a macro visits is one, at
- * any level) and fails the evaluation that takes more than MAX_MACRO_STEPS. Expressions
- * without list macros are returned as they are: they pay nothing for it.
+ * Time the expressions of one event's actions may take together: past it, the event fails
+ * with an evaluation error (as past MAX_MACRO_STEPS), so that one crafted event holds a
+ * core for about this long, never for minutes, deaf to a stop and to other runs (an object
+ * read alone is read on the main thread). Well above what MAX_MACRO_STEPS plain steps take
+ * (0.1 s, 0.4 s on a loaded core, more with the test suite on both cores), so that the step
+ * limit keeps its meaning and an event within it is not failed by a busy machine.
  */
-function meteredSteps(program: CelProgram, root: AstNode): CelProgram {
+export const MAX_EVENT_EVALUATION_MS = 2000;
+
+/**
+ * Units of work between two looks at the clock (a look costs about 50 ns). A macro's step,
+ * a call (`contains`, `lowerAscii`, ...), a `+` and a read of a field or a macro's variable
+ * are one unit each (30-300 ns), and one more per KiB of a string or per 64 items of a list
+ * they give: the operations on it (`contains`, `matches`, `==`, `lowerAscii`, ...) then
+ * scan it in proportion, 10-1,000 ns a KiB (`matches` adds one per 64 characters, for RE2
+ * in JavaScript). Comparisons, `&&`, `||`, `!`, arithmetic and literals are not metered:
+ * what they work on was. So the clock is read every 0.03-1 ms of work, and never by an
+ * evaluation that does less (the time counts from the first look: what came before it is
+ * less than one interval).
+ */
+const CLOCK_EVERY = 1024;
+
+/** What is metered: what may give a long string or list (MAX_EVENT_EVALUATION_MS). */
+const METERED_OPS = new Set(['.', '.?', '[]', '[?]', 'id', 'rcall', 'call', '+']);
+/** Variables of the environment: `event` a map, `job` and `worker` short strings. */
+const VARIABLES = new Set(['event', 'job', 'worker']);
+
+/**
+ * The work and time of the evaluation under way, or of the event whose actions are
+ * evaluated (startEventBudget): module-wide, as evaluations are synchronous and an event's
+ * expressions share one budget. `deadline` is 0 until the first look at the clock.
+ */
+const meter = { work: 0, checkAt: CLOCK_EVERY, deadline: 0, over: false, inEvent: false };
+
+function resetMeter(): void {
+  meter.work = 0;
+  meter.checkAt = CLOCK_EVERY;
+  meter.deadline = 0;
+  meter.over = false;
+}
+
+/**
+ * The expressions evaluated until endEventBudget share one MAX_EVENT_EVALUATION_MS (one
+ * event's actions, functions/runner/actions). Without it each evaluation has its own.
+ */
+export function startEventBudget(): void {
+  meter.inEvent = true;
+  resetMeter();
+}
+
+export function endEventBudget(): void {
+  meter.inEvent = false;
+}
+
+// One error, thrown by every node past the budget: `exists`, `all`, `||` and `&&` go on
+// after an error, and building one per remaining element would cost more than they do.
+const outOfTime = new Error(
+  `the event's expressions took more than ${MAX_EVENT_EVALUATION_MS} ms (the time one event's actions may take)`,
+);
+
+function lookAtClock(): void {
+  if (meter.over) throw outOfTime;
+  const now = performance.now();
+  if (meter.deadline === 0) meter.deadline = now + MAX_EVENT_EVALUATION_MS;
+  else if (now > meter.deadline) {
+    meter.over = true;
+    // Every later metered node looks again, and throws at once.
+    meter.checkAt = -1;
+    throw outOfTime;
+  }
+  meter.checkAt = meter.work + CLOCK_EVERY;
+}
+
+/** Work done outside the nodes' own accounting (an RE2 scan). */
+function charge(units: number): void {
+  meter.work += units;
+}
+
+/**
+ * Meters the nodes of `root` that may give long values (above): counts their work and
+ * looks at the clock every CLOCK_EVERY units, failing the evaluation past
+ * MAX_EVENT_EVALUATION_MS; and counts the steps of every list macro (each element a macro
+ * visits is one, at any level), failing the evaluation that takes more than MAX_MACRO_STEPS.
+ */
+function metered(program: CelProgram, root: AstNode): CelProgram {
   const steps = comprehensionSteps(root);
-  if (steps.length === 0) return program;
   let taken = 0;
-  // One error, thrown by every step past the budget: `exists` and `all` go on after an
-  // error, and building one per remaining element would cost more than the steps did.
+  // As `outOfTime`: thrown by every step past the budget.
   const exhausted = new Error(
     `the expression took more than ${MAX_MACRO_STEPS.toLocaleString('en-US')} steps of list macros on this event (map, filter, all, exists, exists_one: one step per element, at every level)`,
   );
-  for (const step of steps) {
-    const evaluate = ownEvaluate(step);
-    step.evaluate = function metered(ev, ast, ctx) {
-      if (++taken > MAX_MACRO_STEPS) throw exhausted;
-      return evaluate.call(this, ev, ast, ctx);
-    };
-  }
-  return (variables) => {
-    taken = 0;
-    return program(variables);
-  };
-}
-
-/** The `step` node of every comprehension (a list macro's expansion) under `root`. */
-function comprehensionSteps(root: AstNode): AstNode[] {
-  const steps = new Set<AstNode>();
+  let any = false;
   walk(
     root,
     (node) => {
-      const step = node.op === 'comprehension' && (node.args as { step?: unknown }).step;
-      if (isNode(step)) steps.add(step);
+      const step = steps.get(node);
+      if (step === undefined && !METERED_OPS.has(node.op)) return true;
+      if (node.op === 'id' && VARIABLES.has(node.args as string)) return true;
+      any = true;
+      // The node's own evaluate takes no `this` (ownEvaluate).
+      const evaluate = ownEvaluate(node);
+      node.evaluate =
+        step === 'lenient'
+          ? // `all` and `exists` take an error their step returns as one it throws (cel-js
+            // `tryEval`), and go on: returned, not thrown again by each remaining step
+            // (10^6 throws took 1-3 s).
+            (ev, ast, ctx) => {
+              if (++taken > MAX_MACRO_STEPS) return exhausted;
+              if (meter.over) return outOfTime;
+              if (meter.work >= meter.checkAt) lookAtClock();
+              return workOf(evaluate(ev, ast, ctx));
+            }
+          : step === 'fatal'
+            ? (ev, ast, ctx) => {
+                if (++taken > MAX_MACRO_STEPS) throw exhausted;
+                if (meter.work >= meter.checkAt) lookAtClock();
+                return workOf(evaluate(ev, ast, ctx));
+              }
+            : (ev, ast, ctx) => {
+                if (meter.work >= meter.checkAt) lookAtClock();
+                return workOf(evaluate(ev, ast, ctx));
+              };
       return true;
     },
     { expansions: true },
   );
-  return [...steps];
+  // Only literals, comparisons, arithmetic on them and the like: nothing to meter.
+  if (!any) return program;
+  return (variables) => {
+    taken = 0;
+    if (!meter.inEvent) resetMeter();
+    return program(variables);
+  };
+}
+
+/** Counts a node's work by what it gives (CLOCK_EVERY), and hands it on. */
+function workOf(value: unknown): unknown {
+  meter.work +=
+    typeof value === 'string'
+      ? 1 + (value.length >>> 10)
+      : Array.isArray(value)
+        ? 1 + (value.length >>> 6)
+        : 1;
+  return value;
+}
+
+/**
+ * The `step` node of every comprehension (a list macro's expansion) under `root`: `lenient`
+ * when its errors do not end the comprehension (`all`, `exists`: cel-js runs their steps
+ * with `tryEval`), `fatal` when they do (`map`, `filter`, `exists_one`).
+ */
+function comprehensionSteps(root: AstNode): Map<AstNode, 'lenient' | 'fatal'> {
+  const steps = new Map<AstNode, 'lenient' | 'fatal'>();
+  walk(
+    root,
+    (node) => {
+      if (node.op !== 'comprehension') return true;
+      const { step, kind, errorsAreFatal } = node.args as {
+        step?: unknown;
+        kind?: unknown;
+        errorsAreFatal?: unknown;
+      };
+      if (isNode(step)) steps.set(step, kind === 'quantifier' && !errorsAreFatal ? 'lenient' : 'fatal');
+      return true;
+    },
+    { expansions: true },
+  );
+  return steps;
 }
 
 /**

@@ -325,7 +325,7 @@ export async function runGcsInput(
       if (onAnyCore === 'bytes' && alone) onAnyCore = undefined;
       const batches =
         onAnyCore === 'bytes'
-          ? readPool!.read(task, raw, problem, onActions)
+          ? readPool!.read(task, raw, problem, onActions, undefined, ctx.signal)
           : onAnyCore === 'row-groups'
             ? readRowGroups(
                 readPool!,
