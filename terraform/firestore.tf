@@ -102,6 +102,18 @@ resource "google_firestore_field" "session_ttl" {
   index_config {}
 }
 
+# Counter documents of runs read in parts on the cloud worker (tenants/*/jobs/*/runs,
+# functions/runs/shards.ts) carry `expires_at`, a day after their last change: a run whose
+# parts were lost does not keep its document for ever.
+resource "google_firestore_field" "run_ttl" {
+  database   = google_firestore_database.main.name
+  collection = "runs"
+  field      = "expires_at"
+
+  ttl_config {}
+  index_config {}
+}
+
 # Single-field indexes with collection-group scope, for collection-group queries
 # (Firestore creates single-field indexes with collection scope only).
 locals {

@@ -51,6 +51,8 @@ interface Requested {
   ref?: DocumentReference;
   /** The job as the tick read it: the request is made only if it has not changed since. */
   updateTime?: Timestamp;
+  /** A run's rest: its attempts in a row stopped at the budget without progress (runs/stalls.ts). */
+  stalls?: number;
 }
 
 /**
@@ -92,6 +94,7 @@ export async function requestRuns(
         version: job.version,
         requested_ms: nowMs,
         reason,
+        ...(job.stalls ? { stalls: job.stalls } : {}),
       }),
       () => undefined,
     );

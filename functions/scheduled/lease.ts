@@ -54,21 +54,41 @@ export async function releaseLease(db: Firestore, path: string, owner: string): 
   );
 }
 
-/** Gives a lease we hold to another owner, until `untilMs`. */
+/** Gives a lease we hold to another owner, until `untilMs`; false when it was not ours (any more). */
 export async function handLease(
   db: Firestore,
   path: string,
   owner: string,
   to: { owner: string; untilMs: number },
-): Promise<void> {
-  await changeLease(db.doc(path), (snapshot) =>
+): Promise<boolean> {
+  return changeLease(db.doc(path), (snapshot) =>
     snapshot.exists && snapshot.get('owner') === owner
       ? {
-          answer: undefined,
+          answer: true,
           write: { owner: to.owner, expires_at_ms: to.untilMs, acquired_at: new Date().toISOString() },
         }
-      : { answer: undefined },
+      : { answer: false },
   );
+}
+
+/**
+ * Keeps a lease `owner` holds (even one past its expiry that nobody took since) until
+ * `untilMs`, writing only when less than `renewWithinMs` of it is left: many holders of one
+ * lease (the parts of a run, functions/runs/shards.ts) then write it seldom. False when the
+ * lease is not `owner`'s: released, or taken by another after it expired.
+ */
+export async function holdLease(
+  db: Firestore,
+  path: string,
+  owner: string,
+  hold: { untilMs: number; renewWithinMs: number; nowMs?: number },
+): Promise<boolean> {
+  return changeLease(db.doc(path), (snapshot) => {
+    if (!snapshot.exists || snapshot.get('owner') !== owner) return { answer: false };
+    const left = ((snapshot.get('expires_at_ms') as number | undefined) ?? 0) - (hold.nowMs ?? Date.now());
+    if (left >= hold.renewWithinMs) return { answer: true };
+    return { answer: true, write: { ...snapshot.data(), expires_at_ms: hold.untilMs } };
+  });
 }
 
 /** Reads the lease, decides, and writes on condition it has not changed; again if it had. */

@@ -13,6 +13,9 @@ import { PART_MAX_OBJECTS } from './part-limits.ts';
 
 export { PART_MAX_BYTES, PART_MAX_OBJECTS } from './part-limits.ts';
 
+/** Budget stops in a row without progress after which a run's rest is not requested again (functions/runs/stalls.ts). */
+export const STALL_LIMIT = 3;
+
 export const RunRequestSchema = z
   .object({
     tenant: z.string().min(1).max(128),
@@ -37,6 +40,11 @@ export const RunRequestSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * A run's rest (`continue`), or a part requested again, after a stop at the budget: how
+     * many attempts in a row stopped there without progress. Absent: none.
+     */
+    stalls: z.number().int().min(1).max(STALL_LIMIT).optional(),
   })
   .strict()
   .refine((r) => (r.reason === 'part') === (r.part !== undefined), {
