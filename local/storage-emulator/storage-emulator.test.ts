@@ -277,10 +277,12 @@ describe('folder-backed writes during rescans', () => {
       const bucket = new Storage({ apiEndpoint: folder.url, projectId: 'demo-gcs' }).bucket('busy');
       const written = new Map<string, string>();
       let next = 0;
-      // Eight uploads at once for over two rescan periods, with listings that start rescans.
+      // Eight uploads at once for over two rescan periods and at least 120 objects (a loaded
+      // machine writes fewer in the time: 81 once in CI), with listings that start rescans.
       const until = Date.now() + 2_500;
+      const writing = () => Date.now() < until || written.size < 120;
       const uploader = async () => {
-        while (Date.now() < until) {
+        while (writing()) {
           const name = `n-${next++}.json`;
           const file = bucket.file(name);
           await file.save(`{"n":${next}}\n`, { resumable: false });
@@ -288,14 +290,13 @@ describe('folder-backed writes during rescans', () => {
         }
       };
       const lister = async () => {
-        while (Date.now() < until) await bucket.getFiles({ prefix: 'none/' });
+        while (writing()) await bucket.getFiles({ prefix: 'none/' });
       };
       await Promise.all([...Array.from({ length: 8 }, uploader), lister()]);
       await new Promise((resolve) => setTimeout(resolve, 1_100));
       const [files] = await bucket.getFiles();
       const listed = new Map(files.map((f) => [f.name, String(f.metadata.generation)]));
       const changed = [...written].filter(([name, generation]) => listed.get(name) !== generation);
-      expect(written.size).toBeGreaterThan(100);
       expect(changed).toEqual([]);
     } finally {
       await folder.stop();
