@@ -20,7 +20,6 @@ import { type EgressPolicy, egressPolicyFromEnv } from '../../egress/policy.ts';
 import { excerpt as cut } from '../../excerpt.ts';
 import { requestFailed, withoutUrlCredentials } from '../../fetch-errors.ts';
 import { backoff } from '../../inputs/gcs/retry.ts';
-import { sleep } from '../../sleep.ts';
 import {
   type JsonLines,
   markReported,
@@ -198,4 +197,19 @@ export function createHttpPostOutput(config: HttpPostOutput, options: HttpPostOu
       await sending.catch(() => {});
     },
   };
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
 }
