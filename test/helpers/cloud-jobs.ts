@@ -52,3 +52,18 @@ export async function deployToCloud(
   );
   expect(deployed.status).toBe(200);
 }
+
+/**
+ * Makes `bucket` on the storage emulator at `url` with `count` one-line objects
+ * `in/o-N.json` (`{"o":N}`), as the cloud worker's run tests read them.
+ */
+export async function bucketOfOneLineObjects(url: string, bucket: string, count: number): Promise<void> {
+  const { Storage } = await import('@google-cloud/storage');
+  const storage = new Storage({ apiEndpoint: url, projectId: 'demo' });
+  await storage.createBucket(bucket);
+  await Promise.all(
+    Array.from({ length: count }, (_, o) =>
+      storage.bucket(bucket).file(`in/o-${o}.json`).save(`{"o":${o}}\n`, { resumable: false }),
+    ),
+  );
+}

@@ -12,7 +12,7 @@ import { startPullRunner } from '../../functions/runs/pull-runner.ts';
 import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
-import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
+import { bucketOfOneLineObjects, cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
 import { json } from '../helpers/http.ts';
 import { printed } from '../helpers/printed.ts';
 import { until } from '../helpers/until.ts';
@@ -36,14 +36,7 @@ afterAll(async () => {
 it('a job read in parts shows running until its last part ended, then stopped', async () => {
   const admin = bearer(await bootstrapTestAdmin(t));
   const db = await t.deps.clients.firestore();
-  const { Storage } = await import('@google-cloud/storage');
-  const storage = new Storage({ apiEndpoint: gcs.url, projectId: 'demo' });
-  await storage.createBucket('states');
-  await Promise.all(
-    Array.from({ length: OBJECTS }, (_, o) =>
-      storage.bucket('states').file(`in/o-${o}.json`).save(`{"o":${o}}\n`, { resumable: false }),
-    ),
-  );
+  await bucketOfOneLineObjects(gcs.url, 'states', OBJECTS);
   Object.assign(t.deps.config, { shardObjects: SHARD, tenantRunCap: 1 });
   // Slow answers and one run at a time: the parts are read for a few seconds after the run's own share.
   gcs.setFaults({ latencyMs: 150 });

@@ -12,7 +12,7 @@ import type { RunAnswer } from '../../functions/runs/runner.ts';
 import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
-import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
+import { bucketOfOneLineObjects, cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
 import { json, jsonInit } from '../helpers/http.ts';
 import { printed } from '../helpers/printed.ts';
 import { until } from '../helpers/until.ts';
@@ -36,14 +36,7 @@ afterAll(async () => {
 it('undeployed while its parts are read: the run is dropped, and deployed again the job runs at once', async () => {
   const admin = bearer(await bootstrapTestAdmin(t));
   const db = await t.deps.clients.firestore();
-  const { Storage } = await import('@google-cloud/storage');
-  const storage = new Storage({ apiEndpoint: gcs.url, projectId: 'demo' });
-  await storage.createBucket('dropped');
-  await Promise.all(
-    Array.from({ length: OBJECTS }, (_, o) =>
-      storage.bucket('dropped').file(`in/o-${o}.json`).save(`{"o":${o}}\n`, { resumable: false }),
-    ),
-  );
+  await bucketOfOneLineObjects(gcs.url, 'dropped', OBJECTS);
   Object.assign(t.deps.config, { shardObjects: SHARD, tenantRunCap: 1 });
   // Slow answers, one run at a time, one request per runner: parts wait in the queue while one is read.
   gcs.setFaults({ latencyMs: 200 });

@@ -18,7 +18,7 @@ import type { RunAnswer } from '../../functions/runs/runner.ts';
 import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
-import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
+import { bucketOfOneLineObjects, cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
 import { json } from '../helpers/http.ts';
 import { until } from '../helpers/until.ts';
 
@@ -50,11 +50,7 @@ afterAll(async () => {
 
 /** A fingerprinting gcs job over `objects` objects whose output never answers. */
 async function deployStuck(name: string, objects: number, trigger = ''): Promise<void> {
-  const { Storage } = await import('@google-cloud/storage');
-  const storage = new Storage({ apiEndpoint: gcs.url, projectId: 'demo' });
-  await storage.createBucket(name);
-  for (let o = 0; o < objects; o++)
-    await storage.bucket(name).file(`in/o-${o}.json`).save(`{"o":${o}}\n`, { resumable: false });
+  await bucketOfOneLineObjects(gcs.url, name, objects);
   const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`;
   await deployToCloud(
     t,

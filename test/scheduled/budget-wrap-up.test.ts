@@ -13,7 +13,7 @@ import type { RunAnswer } from '../../functions/runs/runner.ts';
 import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
-import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
+import { bucketOfOneLineObjects, cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
 import { printed } from '../helpers/printed.ts';
 import { until } from '../helpers/until.ts';
 
@@ -32,12 +32,8 @@ afterAll(async () => {
 
 it('reads a bucket larger than one budget over several runs, each object once', async () => {
   const admin = bearer(await bootstrapTestAdmin(t));
-  const { Storage } = await import('@google-cloud/storage');
-  const storage = new Storage({ apiEndpoint: gcs.url, projectId: 'demo' });
-  await storage.createBucket('slow');
   const OBJECTS = 60;
-  for (let o = 0; o < OBJECTS; o++)
-    await storage.bucket('slow').file(`in/o-${o}.json`).save(`{"o":${o}}\n`, { resumable: false });
+  await bucketOfOneLineObjects(gcs.url, 'slow', OBJECTS);
   // 300 ms an answer: 60 objects, four at a time, take longer than one budget of 3 s.
   gcs.setFaults({ latencyMs: 300 });
   await deployToCloud(t, admin, 'slow-bucket', cloudGcsYaml('slow-bucket', 'slow', 'in/'));
