@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { PubSub } from '@google-cloud/pubsub';
 import { Storage } from '@google-cloud/storage';
+import { ReadPool } from '../../functions/runner/cores/read-pool.ts';
 import { createGcsInput, type GcsInputOptions } from '../../functions/runner/inputs/gcs/index.ts';
 import type {
   FingerprintStore,
@@ -198,3 +199,21 @@ export const notifiedFields = (subscription: string, extra: Record<string, unkno
   notifications: { subscription },
   ...extra,
 });
+
+/** A read pool that records the objects it is given (which reads went to a thread). */
+export class RecordingPool extends ReadPool {
+  readNames: string[] = [];
+  override read(...args: Parameters<ReadPool['read']>): ReturnType<ReadPool['read']> {
+    this.readNames.push(args[0].meta.name);
+    return super.read(...args);
+  }
+}
+
+/** The three ways an object is read: on the main thread as event objects or JSON lines, and on `pool`'s thread. */
+export function readWays(pool: ReadPool): [string, RunOptions][] {
+  return [
+    ['main thread, event objects', { readPool: null }],
+    ['main thread, JSON lines', { readPool: null, asJsonLines: true }],
+    ['read thread', { readPool: pool, asJsonLines: true }],
+  ];
+}

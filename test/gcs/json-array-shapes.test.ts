@@ -8,22 +8,13 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReadPool } from '../../functions/runner/cores/read-pool.ts';
 import { eventObjects } from '../../functions/runner/inputs/gcs/batches.ts';
 import { contentEvents } from '../../functions/runner/inputs/gcs/payload.ts';
 import type { RunEvent } from '../../functions/runner/types.ts';
-import { type GcsTestEnv, gcsTestEnv, type RunOptions } from './helpers.ts';
-
-class CountingPool extends ReadPool {
-  readNames: string[] = [];
-  override read(...args: Parameters<ReadPool['read']>): ReturnType<ReadPool['read']> {
-    this.readNames.push(args[0].meta.name);
-    return super.read(...args);
-  }
-}
+import { type GcsTestEnv, gcsTestEnv, RecordingPool, type RunOptions, readWays } from './helpers.ts';
 
 let env: GcsTestEnv;
-const pool = new CountingPool(1);
+const pool = new RecordingPool(1);
 
 beforeAll(async () => {
   env = await gcsTestEnv();
@@ -33,11 +24,7 @@ afterAll(async () => {
   await env.stop();
 });
 
-const WAYS: [string, RunOptions][] = [
-  ['main thread, event objects', { readPool: null }],
-  ['main thread, JSON lines', { readPool: null, asJsonLines: true }],
-  ['read thread', { readPool: pool, asJsonLines: true }],
-];
+const WAYS = readWays(pool);
 
 /** `data` read as `name` (with an object after it, so that a read thread takes it): its events and problems. */
 async function read(name: string, data: string | Buffer, fields: Record<string, unknown>, where: RunOptions) {
