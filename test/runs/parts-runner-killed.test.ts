@@ -163,10 +163,14 @@ it('the runner of a sharded run killed after requesting parts: nothing read twic
         `${err.message}; ${delivered.size} lines delivered; runners:\n${logs.join('').slice(-6_000)}`,
       );
     });
+    // The rest reports after its last delivery is answered: waiting for the lines alone raced it.
     await until(
-      async () => delivered.size === OBJECTS * LINES && (await runDocs()).length === 0,
+      async () =>
+        delivered.size === OBJECTS * LINES &&
+        (await runDocs()).length === 0 &&
+        (await ended()).some((p) => p.parts === undefined),
       15_000,
-      'every line delivered and no run document left',
+      'every line delivered, the run\'s rest ended and no run document left',
     );
   } finally {
     ticking = false;
