@@ -170,7 +170,7 @@ it('the runner of a sharded run killed after requesting parts: nothing read twic
         (await runDocs()).length === 0 &&
         (await ended()).some((p) => p.parts === undefined),
       15_000,
-      'every line delivered, the run\'s rest ended and no run document left',
+      "every line delivered, the run's rest ended and no run document left",
     );
   } finally {
     ticking = false;
