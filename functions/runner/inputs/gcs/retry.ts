@@ -6,6 +6,7 @@
  * @example
  *   const [files] = await withRetry(() => bucket.getFiles(query), { retries: 5, timeoutMs: 30_000, signal });
  */
+import { sleep } from '../../sleep.ts';
 
 export interface RetryPolicy {
   retries: number;
@@ -57,21 +58,6 @@ export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new TimeoutError(`no answer within ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** The HTTP status of a failed Cloud Storage request (the client puts it in `code`), if any. */

@@ -22,6 +22,7 @@ import {
 import { type EgressPolicy, egressPolicyFromEnv } from '../../egress/policy.ts';
 import { excerpt } from '../../excerpt.ts';
 import { requestFailed, withoutUrlCredentials } from '../../fetch-errors.ts';
+import { requestDeadline } from '../../request-deadline.ts';
 import type { Input, RunEvent } from '../../types.ts';
 
 const BATCH_SIZE = 1_000;
@@ -37,7 +38,7 @@ export function createHttpPollInput(config: HttpPollInput, options: HttpPollOpti
   const policy = options.egress ?? egressPolicyFromEnv();
   return {
     async run(ctx, deliver) {
-      const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
+      const deadline = requestDeadline(timeoutMs, ctx.signal);
       let res: GuardedResponse;
       try {
         res = await guardedFetch(
@@ -48,10 +49,10 @@ export function createHttpPollInput(config: HttpPollInput, options: HttpPollOpti
             ...(config.body !== undefined && config.method !== 'GET' && config.method !== 'HEAD'
               ? { body: config.body }
               : {}),
-            signal,
+            signal: deadline.signal,
           },
           { policy, maxBytes },
-        );
+        ).finally(deadline.clear);
       } catch (err) {
         if (err instanceof EgressRefusedError) throw err;
         if (err instanceof ResponseTooLargeError) {

@@ -20,6 +20,8 @@ import { type EgressPolicy, egressPolicyFromEnv } from '../../egress/policy.ts';
 import { excerpt as cut } from '../../excerpt.ts';
 import { requestFailed, withoutUrlCredentials } from '../../fetch-errors.ts';
 import { backoff } from '../../inputs/gcs/retry.ts';
+import { requestDeadline } from '../../request-deadline.ts';
+import { sleep } from '../../sleep.ts';
 import {
   type JsonLines,
   markReported,
@@ -98,15 +100,13 @@ export function createHttpPostOutput(config: HttpPostOutput, options: HttpPostOu
       options.signal?.throwIfAborted();
       let wait: number | undefined;
       let transient: string;
+      const deadline = requestDeadline(timeoutMs, options.signal);
       try {
-        const signal = options.signal
-          ? AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)])
-          : AbortSignal.timeout(timeoutMs);
         const res = await guardedFetch(
           config.url,
-          { method: 'POST', headers, body, signal },
+          { method: 'POST', headers, body, signal: deadline.signal },
           { policy, maxBytes: MAX_ANSWER_BYTES, maxRedirects: 0 },
-        );
+        ).finally(deadline.clear);
         if (res.ok) {
           metrics.batches++;
           metrics.events += batch.events;
@@ -197,19 +197,4 @@ export function createHttpPostOutput(config: HttpPostOutput, options: HttpPostOu
       await sending.catch(() => {});
     },
   };
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
-  });
 }
