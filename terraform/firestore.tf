@@ -114,6 +114,18 @@ resource "google_firestore_field" "run_ttl" {
   index_config {}
 }
 
+# Run requests parked for a slot of their tenant (tenants/*/parked-runs,
+# functions/runs/parked-runs.ts) carry `expires_at`, a day after they were parked: one left
+# behind (its releaser died between publishing and deleting it) does not stay for ever.
+resource "google_firestore_field" "parked_run_ttl" {
+  database   = google_firestore_database.main.name
+  collection = "parked-runs"
+  field      = "expires_at"
+
+  ttl_config {}
+  index_config {}
+}
+
 # Single-field indexes with collection-group scope, for collection-group queries
 # (Firestore creates single-field indexes with collection scope only).
 locals {

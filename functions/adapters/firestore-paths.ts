@@ -37,6 +37,7 @@ export const TENANT_COLLECTIONS = [
   'telemetry-quotas',
   'message-routes',
   'run-slots',
+  'parked-runs',
 ] as const;
 
 /** Collections under `tenants/{tenant}/jobs/{job}`: a job's run state. */

@@ -9,9 +9,9 @@
  * - acknowledge: done, not due, not deployed, refused (recorded as `job-errors`, looked at
  *   again next tick), leased by another runner (looked at again when that lease ends,
  *   unless that run says otherwise), its tenant at its cap (looked at again next tick:
- *   delayed, not dropped; a request that waits for a slot, a part or a run notifications
- *   woke, is requested again instead, so that waiting is never counted as a failed
- *   delivery), stopped at its budget (the rest is requested again at once, unless three
+ *   delayed, not dropped; a part, or a run notifications woke, is parked until a slot is
+ *   free instead (parked-runs.ts), so that waiting neither keeps a runner busy nor counts
+ *   as a failed delivery), stopped at its budget (the rest is requested again at once, unless three
  *   attempts in a row got nowhere: stalls.ts);
  * - retry: the run failed. Pub/Sub delivers it again with back-off; the fifth failure sends it
  *   to the dead-letter topic, and `handleDeadRunRequest` reports `run-job-failure`.
@@ -65,6 +65,7 @@ import { CLOUD_WORKER } from '../workers/registry.ts';
 import { type CloudJob, renderCloudJob } from './cloud-job.ts';
 import { recordCloudState, recordNextDue, stateAfter } from './cloud-states.ts';
 import { requestHorizonMs, requestRuns } from './dispatch.ts';
+import { parkRun, releaseParkedRun } from './parked-runs.ts';
 import { publishRunRequests } from './run-channel.ts';
 import {
   deleteRun,
@@ -88,7 +89,7 @@ import {
   STALL_LIMIT,
   stallReason,
 } from './stalls.ts';
-import { type RunSlot, takeRunSlot } from './tenant-slots.ts';
+import { takeRunSlot } from './tenant-slots.ts';
 import { recordNextDueAtLeaseEnd, releaseJob } from './wake.ts';
 
 export interface RunnerContext {
@@ -124,9 +125,22 @@ export async function handleRunRequest(
 ): Promise<RunAnswer> {
   const db = await deps.clients.firestore();
   const doc = await jobsCollection(db, request.tenant).doc(request.job).get();
-  return request.part
-    ? await handlePart(deps, db, request as PartRequest, context, doc)
-    : await handleRun(deps, db, request, context, doc);
+  const turn: Turn = { slotTaken: false, parked: false };
+  try {
+    return request.part
+      ? await handlePart(deps, db, request as PartRequest, context, doc, turn)
+      : await handleRun(deps, db, request, context, doc, turn);
+  } finally {
+    // Released for a slot it did not take (its job gone, its run over): the next in line gets it.
+    if (request.waiting_since_ms !== undefined && !turn.slotTaken && !turn.parked)
+      await releaseParkedRun(deps, db, request.tenant).catch(() => {});
+  }
+}
+
+/** What a request did with its tenant's slots: took one, or was parked to wait for one. */
+interface Turn {
+  slotTaken: boolean;
+  parked: boolean;
 }
 
 /** A run of the job: the tick's, a deploy's, a notification's, or a run's rest. */
@@ -136,6 +150,7 @@ async function handleRun(
   request: RunRequest,
   context: RunnerContext,
   doc: DocumentSnapshot,
+  turn: Turn,
 ): Promise<RunAnswer> {
   const { tenant, job } = request;
   const runId = runIdOf(request);
@@ -161,12 +176,11 @@ async function handleRun(
   const budgetMs = parseDuration(deps.config.cloudRunBudget);
   const leaseMs = parseDuration(deps.config.runLease);
   const run = `${context.owner}.${randomUUID()}`;
-  // A run that notifications woke waits for a slot (the tick would not request it again); a
-  // run of the tick waits for the next tick.
-  const waits = request.reason === 'notified';
-  const slot = await takeSlot(deps, db, tenant, run, waits);
+  // A run that notifications woke is parked until a slot is free (the tick would not request
+  // it again); a run of the tick waits for the next tick.
+  const slot = await takeSlot(deps, db, tenant, run, turn);
   if (!slot) {
-    if (waits) return await waitAgain(deps, request);
+    if (request.reason === 'notified') return await park(db, request, turn);
     await recordNextDue(db, tenant, job, version, undefined);
     return { ack: true, outcome: 'tenant-at-cap' };
   }
@@ -246,6 +260,7 @@ async function handlePart(
   request: PartRequest,
   context: RunnerContext,
   doc: DocumentSnapshot,
+  turn: Turn,
 ): Promise<RunAnswer> {
   const { tenant, job, part } = request;
   const runId = part.run;
@@ -259,8 +274,8 @@ async function handlePart(
   const stopHolding = keepHolding(deps, db, request, runId);
   const run = `${context.owner}.${randomUUID()}`;
   try {
-    const slot = await takeSlot(deps, db, tenant, run, true);
-    if (!slot) return await waitAgain(deps, request);
+    const slot = await takeSlot(deps, db, tenant, run, turn);
+    if (!slot) return await park(db, request, turn);
     try {
       // What may have changed while it waited.
       const fresh = await jobsCollection(db, tenant).doc(job).get();
@@ -665,31 +680,37 @@ function deployedAsRequested(doc: DocumentSnapshot, request: RunRequest): boolea
 }
 
 /**
- * A request that waited its time for a slot of its tenant is requested again and
+ * A request that found its tenant at its cap and that nothing else requests again (a part,
+ * a run notifications woke) waits parked, not in this runner (parked-runs.ts), and is
  * acknowledged: waiting is not a failed delivery (five of those would dead-letter it, and
  * it would be reported as a run that failed five times).
  */
-async function waitAgain(deps: AppDeps, request: RunRequest): Promise<RunAnswer> {
-  await publishRunRequests(await deps.clients.pubsub(), [request]);
+async function park(db: Firestore, request: RunRequest, turn: Turn): Promise<RunAnswer> {
+  await parkRun(db, request);
+  turn.parked = true;
   return { ack: true, outcome: 'tenant-at-cap' };
 }
 
-/** A slot of the tenant, renewed while held; a request that waits tries for up to its budget. */
+/**
+ * A slot of the tenant, renewed while held. Given back, it releases the tenant's oldest
+ * parked request, if one waits.
+ */
 async function takeSlot(
   deps: AppDeps,
   db: Firestore,
   tenant: string,
   owner: string,
-  waits: boolean,
+  turn: Turn,
 ): Promise<{ free(): Promise<void> } | undefined> {
   const leaseMs = parseDuration(deps.config.runLease);
-  const cap = deps.config.tenantRunCap;
   // Held like the job's lease: renewed while the request is in hand, so a runner that
   // dies gives its tenant's slot back within a lease.
-  const taken = waits
-    ? await waitForRunSlot(db, tenant, owner, { cap, leaseMs }, parseDuration(deps.config.cloudRunBudget))
-    : await takeRunSlot(db, tenant, owner, { cap, untilMs: Date.now() + leaseMs });
+  const taken = await takeRunSlot(db, tenant, owner, {
+    cap: deps.config.tenantRunCap,
+    untilMs: Date.now() + leaseMs,
+  });
   if (!taken) return undefined;
+  turn.slotTaken = true;
   const renewal = setInterval(() => {
     void taken.renew(Date.now() + leaseMs).catch(() => {});
   }, leaseMs / 3);
@@ -701,6 +722,8 @@ async function takeSlot(
       freed = true;
       clearInterval(renewal);
       await taken.free().catch(() => {});
+      // A request left here is released by the next tick.
+      await releaseParkedRun(deps, db, tenant).catch(() => {});
     },
   };
 }
@@ -711,23 +734,6 @@ async function waitForLeaseEnd(db: Firestore, path: string, untilMs: number): Pr
     const lease = await db.doc(path).get();
     const expires = (lease.get('expires_at_ms') as number | undefined) ?? 0;
     if (!lease.exists || expires <= Date.now() || Date.now() >= untilMs) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-/** Waits up to `waitMs` for a slot of the tenant. */
-async function waitForRunSlot(
-  db: Firestore,
-  tenant: string,
-  owner: string,
-  slot: { cap: number; leaseMs: number },
-  waitMs: number,
-): Promise<RunSlot | undefined> {
-  const until = Date.now() + waitMs;
-  for (;;) {
-    const taken = await takeRunSlot(db, tenant, owner, { cap: slot.cap, untilMs: Date.now() + slot.leaseMs });
-    if (taken) return taken;
-    if (Date.now() > until) return undefined;
     await new Promise((r) => setTimeout(r, 250));
   }
 }

@@ -14,10 +14,11 @@
  *
  * From the first part on the job's lease belongs to the parts (owner `parts:<run>`): the job's
  * next run never lists objects a part has yet to read, and a job has at most one set of
- * parts outstanding. Every participant renews that hold while it is in a runner: the run
- * while it reads its own share, each part as soon as it is taken, while it waits for a slot
- * of its tenant and while it reads; the hold lasts the request horizon (2 x budget + 60 s)
- * past the last renewal, so parts lost for good let the job go within that. The last part
+ * parts outstanding. Every participant renews that hold: the run while it reads its own
+ * share, each part as soon as it is taken and while it reads, and the tick while a part
+ * waits parked for a slot of its tenant (parked-runs.ts). The hold lasts the request
+ * horizon (2 x budget + 60 s) past the last renewal, so parts lost for good let the job go
+ * within that. The last part
  * to end gives the job back. A part that finds the hold gone (its run dropped, or the job
  * taken after the hold lapsed) reads nothing: another run may be reading its objects.
  *
@@ -170,7 +171,7 @@ export function partsHoldMs(deps: AppDeps): number {
 export async function holdJob(
   deps: AppDeps,
   db: Firestore,
-  request: RunRequest,
+  request: Pick<RunRequest, 'tenant' | 'job'>,
   runId: string,
 ): Promise<boolean> {
   const holdMs = partsHoldMs(deps);

@@ -76,3 +76,16 @@ function heldSlot(ref: DocumentReference, writtenAt: Timestamp): RunSlot {
       }),
   };
 }
+
+/** How many of the tenant's slots are held now. */
+export async function liveRunSlots(
+  db: Firestore,
+  tenant: string,
+  cap: number,
+  nowMs = Date.now(),
+): Promise<number> {
+  if (cap < 1) return 0;
+  const slots = tenantCollection(db, tenant, 'run-slots');
+  const snapshots = await db.getAll(...Array.from({ length: cap }, (_, i) => slots.doc(String(i))));
+  return snapshots.filter((s) => ((s.get('expires_at_ms') as number | undefined) ?? 0) > nowMs).length;
+}

@@ -7,6 +7,7 @@
 import type { AppDeps } from '../app/deps.ts';
 import { drainOutbox } from '../messaging/outbox.ts';
 import { dispatchDueRuns } from '../runs/dispatch.ts';
+import { releaseParkedRuns } from '../runs/parked-runs.ts';
 import { sweepOfflineWorkers } from '../workers/offline-sweep.ts';
 import { sweepExpired, withoutFirestoreTtl } from './ttl-sweep.ts';
 
@@ -31,6 +32,16 @@ const cloudWorkerTask: PeriodicTask = {
   run: async (deps) => void (await dispatchDueRuns(deps)),
 };
 
+/**
+ * Sends parked run requests (parts, runs notifications woke) back to the queue for their
+ * tenants' free slots, and renews parked parts' hold on their jobs (runs/parked-runs.ts).
+ */
+const parkedRunsTask: PeriodicTask = {
+  name: 'parked runs',
+  everyMs: 5_000,
+  run: async (deps) => void (await releaseParkedRuns(deps)),
+};
+
 /** Records `worker-offline` for workers that missed three heartbeats. */
 const offlineSweepTask: PeriodicTask = {
   name: 'offline workers',
@@ -39,8 +50,8 @@ const offlineSweepTask: PeriodicTask = {
 };
 
 /**
- * Deletes expired documents (fingerprints, events, login failures, stream tickets), a
- * bounded batch a tick, where Firestore runs no TTL policy (the emulator). In the cloud the
+ * Deletes expired documents (fingerprints, events, login failures, stream tickets, run
+ * counters, parked run requests), a bounded batch a tick, where Firestore runs no TTL policy (the emulator). In the cloud the
  * TTL policies do it and this does nothing.
  */
 const expireDocumentsTask: PeriodicTask = {
@@ -54,6 +65,7 @@ const expireDocumentsTask: PeriodicTask = {
 export const PERIODIC_TASKS: PeriodicTask[] = [
   drainOutboxTask,
   cloudWorkerTask,
+  parkedRunsTask,
   offlineSweepTask,
   expireDocumentsTask,
 ];

@@ -14,24 +14,17 @@ export const EXPIRING_COLLECTIONS = [
   { collection: 'rate-limit-failures', field: 'expires_at' },
   { collection: 'events', field: 'expires_at' },
   { collection: 'stream-tickets', field: 'expires_at' },
+  // The counter documents of runs read in parts (runs/shards.ts), a day after their last
+  // change: a run whose parts were lost does not keep its document for ever.
+  { collection: 'runs', field: 'expires_at' },
+  // Run requests parked for a slot of their tenant (runs/parked-runs.ts), should one be left.
+  { collection: 'parked-runs', field: 'expires_at' },
 ] as const satisfies readonly { collection: CollectionId; field: string }[];
-
-/**
- * Expiring too, with a TTL policy of its own (terraform/firestore.tf `run_ttl`): the counter
- * documents of runs read in parts (functions/runs/shards.ts), kept a day after their last
- * change, so that a run whose parts were lost does not keep its document for ever. Kept
- * apart from EXPIRING_COLLECTIONS for now: `npm run check:deploy` and the sweep's own test
- * enumerate that list with a place for each collection, and do not know this one yet.
- */
-export const EXPIRING_RUN_DOCUMENTS = { collection: 'runs', field: 'expires_at' } as const satisfies {
-  collection: CollectionId;
-  field: string;
-};
 
 /** Deletes at most `limit` expired documents across every expiring collection; returns how many. */
 export async function sweepExpired(db: Firestore, limit = 500, now = new Date()): Promise<number> {
   let left = limit;
-  for (const { collection, field } of [...EXPIRING_COLLECTIONS, EXPIRING_RUN_DOCUMENTS]) {
+  for (const { collection, field } of EXPIRING_COLLECTIONS) {
     if (left <= 0) break;
     // A collection group: fingerprints and events live under each tenant (and job).
     const snap = await collectionGroup(db, collection).where(field, '<=', now).limit(left).get();

@@ -45,6 +45,11 @@ export const RunRequestSchema = z
      * many attempts in a row stopped there without progress. Absent: none.
      */
     stalls: z.number().int().min(1).max(STALL_LIMIT).optional(),
+    /**
+     * A part, or a run notifications woke, that found its tenant at its cap: when it first
+     * waited (epoch ms). Parked requests go back to the queue oldest first (functions/runs/parked-runs.ts).
+     */
+    waiting_since_ms: z.number().int().nonnegative().optional(),
   })
   .strict()
   .refine((r) => (r.reason === 'part') === (r.part !== undefined), {

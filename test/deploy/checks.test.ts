@@ -24,7 +24,7 @@ describe('check:deploy', () => {
     const failures = results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.problems.join('; ')}`);
     expect(failures).toEqual([]);
     expect(results.map((r) => r.name)).toContain(
-      'TTL policy on fingerprints.expires_at, rate-limit-failures.expires_at, events.expires_at, stream-tickets.expires_at',
+      'TTL policy on fingerprints.expires_at, rate-limit-failures.expires_at, events.expires_at, stream-tickets.expires_at, runs.expires_at, parked-runs.expires_at',
     );
   }, 60_000);
 

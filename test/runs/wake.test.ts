@@ -15,6 +15,7 @@ import { setUpBucketNotifications } from '../../cli/gcs-notify.ts';
 import { leasePath } from '../../functions/adapters/firestore-paths.ts';
 import { runnerFunction } from '../../functions/entry/runner-function.ts';
 import { dispatchDueRuns } from '../../functions/runs/dispatch.ts';
+import { releaseParkedRuns } from '../../functions/runs/parked-runs.ts';
 import { startPullRunner } from '../../functions/runs/pull-runner.ts';
 import { handleRunRequest, type RunAnswer } from '../../functions/runs/runner.ts';
 import { takeRunSlot } from '../../functions/runs/tenant-slots.ts';
@@ -128,7 +129,7 @@ describe('notifications wake a job without a trigger on the cloud worker', () =>
     }
   }, 120_000);
 
-  it("at its tenant's cap, a woken run waits for a slot (no tick would request it again)", async () => {
+  it("at its tenant's cap, a woken run is parked until a slot is free (no tick would request it again)", async () => {
     const bucket = `wake-${randomUUID().slice(0, 8)}`;
     const subscription = await notifiedBucket(bucket, 'capped', false);
     await deployToCloud(t, admin, 'capped', wokenGcsYaml('capped', bucket, 'in/', subscription));
@@ -136,19 +137,25 @@ describe('notifications wake a job without a trigger on the cloud worker', () =>
     const config = t.deps.config;
     const savedCap = config.tenantRunCap;
     config.tenantRunCap = 1;
-    // Another run holds the tenant's one slot for a moment.
+    // Another run holds the tenant's one slot.
     const another = await takeRunSlot(db, 'default', 'another-run', { cap: 1, untilMs: Date.now() + 60_000 });
     expect(another).toBeDefined();
-    const freed = setTimeout(() => void another!.free(), 1_000);
+    const parked = () => db.collection('tenants/default/parked-runs').where('job', '==', 'capped').get();
     try {
       const answer = await handleRunRequest(
         t.deps,
         { tenant: 'default', job: 'capped', version: 1, requested_ms: Date.now(), reason: 'notified' },
         { owner: 'capped-runner', print: printed().output },
       );
-      expect(answer).toMatchObject({ ack: true, outcome: 'completed' });
+      expect(answer).toMatchObject({ ack: true, outcome: 'tenant-at-cap' });
+      expect((await parked()).size).toBe(1);
+      // The tick finds no free slot: it stays parked.
+      expect(await releaseParkedRuns(t.deps)).toBe(0);
+      await another!.free();
+      // A slot free, the tick sends it back to the queue.
+      expect(await releaseParkedRuns(t.deps)).toBe(1);
+      expect((await parked()).size).toBe(0);
     } finally {
-      clearTimeout(freed);
       await another!.free();
       config.tenantRunCap = savedCap;
     }

@@ -22,6 +22,8 @@ const PLACES: Record<(typeof EXPIRING_COLLECTIONS)[number]['collection'], string
   'rate-limit-failures': 'rate-limits/abc/rate-limit-failures',
   events: 'tenants/acme/events',
   'stream-tickets': 'stream-tickets',
+  runs: 'tenants/acme/jobs/copy/runs',
+  'parked-runs': 'tenants/acme/parked-runs',
 };
 
 describe('sweepExpired', () => {
