@@ -26,42 +26,71 @@
  *   await releaseParkedRuns(deps);              // the tick
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
-import type { DocumentSnapshot, Firestore } from '@google-cloud/firestore';
+import type { DocumentReference, DocumentSnapshot, Firestore, WriteBatch } from '@google-cloud/firestore';
 import { type RunRequest, RunRequestSchema } from '../../shared/runs/run-request.ts';
 import { writeIfUnchanged } from '../adapters/conditional-write.ts';
 import { collectionGroup, tenantCollection } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
+import { holdJob, RUN_DOCUMENT_TTL_MS, runIdOf } from './parts-hold.ts';
 import { publishRunRequests } from './run-channel.ts';
-import { holdJob, RUN_DOCUMENT_TTL_MS, runIdOf } from './shards.ts';
 import { liveRunSlots } from './tenant-slots.ts';
 
 /** The most bytes of a request one document holds (a document holds at most 1 MiB). */
 export const CHUNK_BYTES = 900_000;
 /** How long a releaser has to publish a request it claimed before another may. */
-const CLAIM_MS = 30_000;
+export const CLAIM_MS = 30_000;
 
 /** Parks a request of a tenant at its cap; it keeps the time it first waited. */
 export async function parkRun(db: Firestore, request: RunRequest, nowMs = Date.now()): Promise<void> {
+  const batch = db.batch();
+  parkInBatch(db, batch, request, { nowMs });
+  await batch.commit();
+}
+
+/** A request parked by `parkInBatch`, once its batch is committed. */
+export interface ParkedRun {
+  /** The request was published by whoever parked it: it leaves the park. */
+  remove(): Promise<void>;
+  /** Publishing failed: the next tick may release it at once. */
+  unclaim(): Promise<void>;
+}
+
+/**
+ * Adds the writes that park `request` to `batch`, so that it is parked together with other
+ * writes or not at all (a part with its count in its run: shards.ts). `claimedForMs`: it is
+ * about to be published by the caller, and nobody else releases it for that long.
+ */
+export function parkInBatch(
+  db: Firestore,
+  batch: WriteBatch,
+  request: RunRequest,
+  { nowMs = Date.now(), claimedForMs = 0 }: { nowMs?: number; claimedForMs?: number } = {},
+): ParkedRun {
   const parked: RunRequest = { ...request, waiting_since_ms: request.waiting_since_ms ?? nowMs };
   const packed = gzipSync(JSON.stringify(parked));
   const pieces = Math.max(1, Math.ceil(packed.length / CHUNK_BYTES));
   const piece = (i: number) => packed.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES);
   const parkedRuns = tenantCollection(db, request.tenant, 'parked-runs');
-  const id = parkedId(request);
+  const head = parkedRuns.doc(parkedId(request));
   const expires_at = new Date(nowMs + RUN_DOCUMENT_TTL_MS);
-  const batch = db.batch();
-  batch.set(parkedRuns.doc(id), {
+  batch.set(head, {
     job: request.job,
     // A part's run, whose hold on the job the tick renews while the part waits.
     ...(request.part ? { part_run: request.part.run } : {}),
     waiting_since_ms: parked.waiting_since_ms,
-    claimed_until_ms: 0,
+    claimed_until_ms: claimedForMs > 0 ? nowMs + claimedForMs : 0,
     pieces,
     data: piece(0),
     expires_at,
   });
-  for (let i = 1; i < pieces; i++) batch.set(parkedRuns.doc(`${id}~${i}`), { data: piece(i), expires_at });
-  await batch.commit();
+  for (let i = 1; i < pieces; i++)
+    batch.set(parkedRuns.doc(`${head.id}~${i}`), { data: piece(i), expires_at });
+  return {
+    remove: () => deletePieces(db, head, pieces),
+    unclaim: async () => {
+      await head.update({ claimed_until_ms: 0 });
+    },
+  };
 }
 
 /** Releases the tenant's oldest parked request, if it has one; true if one was released. */
@@ -138,10 +167,13 @@ async function readParked(db: Firestore, head: DocumentSnapshot): Promise<RunReq
 }
 
 async function deleteParked(db: Firestore, head: DocumentSnapshot): Promise<void> {
-  const pieces = (head.get('pieces') as number | undefined) ?? 1;
+  await deletePieces(db, head.ref, (head.get('pieces') as number | undefined) ?? 1);
+}
+
+async function deletePieces(db: Firestore, head: DocumentReference, pieces: number): Promise<void> {
   const batch = db.batch();
-  batch.delete(head.ref);
-  for (let i = 1; i < pieces; i++) batch.delete(head.ref.parent.doc(`${head.id}~${i}`));
+  batch.delete(head);
+  for (let i = 1; i < pieces; i++) batch.delete(head.parent.doc(`${head.id}~${i}`));
   await batch.commit();
 }
 

@@ -66,18 +66,15 @@ import { type CloudJob, renderCloudJob } from './cloud-job.ts';
 import { recordCloudState, recordNextDue, stateAfter } from './cloud-states.ts';
 import { requestHorizonMs, requestRuns } from './dispatch.ts';
 import { parkRun, releaseParkedRun } from './parked-runs.ts';
+import { holdJob, keepHolding, partsOwner, runIdOf } from './parts-hold.ts';
 import { publishRunRequests } from './run-channel.ts';
 import {
   deleteRun,
   endShare,
-  holdJob,
-  keepHolding,
   noteRun,
-  partsOwner,
   partsReading,
   priorRun,
   RunParts,
-  runIdOf,
   runState,
   type ShareEnd,
 } from './shards.ts';

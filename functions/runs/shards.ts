@@ -29,17 +29,14 @@
  *   const end = await endShare(db, tenant, job, parts.runId, 'run', counts);
  */
 import type { Firestore } from '@google-cloud/firestore';
-import { parseDuration } from '../../shared/duration.ts';
 import type { RunRequest } from '../../shared/runs/run-request.ts';
 import { jobCollection, leasePath } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { ShardControl } from '../runner/types.ts';
-import { handLease, holdLease } from '../scheduled/lease.ts';
-import { requestHorizonMs } from './dispatch.ts';
+import { handLease } from '../scheduled/lease.ts';
+import { CLAIM_MS, parkInBatch } from './parked-runs.ts';
+import { keepHolding, partsHoldMs, partsOwner, RUN_DOCUMENT_TTL_MS } from './parts-hold.ts';
 import { publishRunRequests } from './run-channel.ts';
-
-/** How long a run document outlives its last change: as long as Pub/Sub keeps a request (terraform/runs.tf). */
-export const RUN_DOCUMENT_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** What the run keeps for its last part, besides the counts. */
 export interface RunFacts {
@@ -92,7 +89,6 @@ export class RunParts {
     const ref = runDoc(db, tenant, job, run.id);
     const index = this.requested;
     if (index === 0) {
-      const facts = await run.facts();
       // The job goes to the parts before the first is requested: should this runner die now,
       // they still hold it, and the request delivered again finds their run.
       const handed = await handLease(db, leasePath(tenant, job), run.owner, {
@@ -101,7 +97,22 @@ export class RunParts {
       });
       if (!handed)
         throw new Error('the run no longer holds its job (its lease lapsed): it hands nothing over');
-      await ref.create({
+    }
+    const part: RunRequest = {
+      tenant,
+      job,
+      version: request.version,
+      requested_ms: Date.now(),
+      reason: 'part',
+      part: { run: run.id, index, objects },
+    };
+    // Counted in its run and parked in one write, then requested: it cannot end before its
+    // run knows of it, and should this runner die before requesting it (or Pub/Sub refuse
+    // it), the tick sends it from the park (parked-runs.ts) once its claim lapses.
+    const batch = db.batch();
+    if (index === 0) {
+      const facts = await run.facts();
+      batch.create(ref, {
         // The run itself counts as one until its own share ends, and this first part.
         pending: 2,
         parts: 1,
@@ -113,88 +124,35 @@ export class RunParts {
         run_until_ms: Date.now() + run.leaseMs,
         expires_at: runExpiry(),
       });
-      // While the run reads its own share it says so (a request delivered again waits for it)
-      // and holds the job for its parts.
-      this.stopHolding = keepHolding(deps, db, request, run.id, () =>
-        ref.update({ run_until_ms: Date.now() + run.leaseMs }).then(() => {}),
-      );
     } else {
       const { FieldValue } = await import('@google-cloud/firestore');
       // Fails when the run was dropped meanwhile (its job undeployed): nothing more is handed over.
-      await ref.update({
+      batch.update(ref, {
         pending: FieldValue.increment(1),
         parts: FieldValue.increment(1),
         expires_at: runExpiry(),
       });
     }
-    // Counted before it is requested, so that it cannot end before its run knows of it. A
-    // runner that dies between the two leaves its run one part short of ending: the parts'
-    // hold then lapses (the request horizon) and the document goes with its TTL.
+    const parked = parkInBatch(db, batch, part, { claimedForMs: CLAIM_MS });
+    await batch.commit();
     this.requested++;
-    try {
-      await publishRunRequests(await deps.clients.pubsub(), [
-        {
-          tenant,
-          job,
-          version: request.version,
-          requested_ms: Date.now(),
-          reason: 'part',
-          part: { run: run.id, index, objects },
-        },
-      ]);
-    } catch (err) {
-      // Never requested: it must not keep its run from ending (its objects are read by the job's next run).
-      await endShare(db, tenant, job, run.id, index, { abandoned_parts: 1 }).catch(() => {});
-      throw err;
+    if (index === 0) {
+      // While the run reads its own share it says so (a request delivered again waits for it)
+      // and holds the job for its parts.
+      this.stopHolding = keepHolding(deps, db, request, run.id, () =>
+        ref.update({ run_until_ms: Date.now() + run.leaseMs }).then(() => {}),
+      );
     }
+    try {
+      await publishRunRequests(await deps.clients.pubsub(), [part]);
+    } catch (err) {
+      // The next tick sends it; the run goes on handing over.
+      await parked.unclaim().catch(() => {});
+      deps.logger.warn({ err, job, run: run.id, part: index }, 'requesting a part failed; the tick will');
+      return;
+    }
+    await parked.remove().catch(() => {});
   }
-}
-
-/** A run's id: the same for every delivery of its request, unique among the job's requests. */
-export function runIdOf(request: RunRequest): string {
-  return `${request.reason}-${request.requested_ms}`;
-}
-
-export function partsOwner(runId: string): string {
-  return `parts:${runId}`;
-}
-
-/** How long the parts' hold on their job lasts past its last renewal. */
-export function partsHoldMs(deps: AppDeps): number {
-  return requestHorizonMs(deps);
-}
-
-/**
- * Renews the hold of `runId`'s parts on their job; false when it is no longer theirs (their
- * run ended or was dropped, or another run took the job after the hold lapsed).
- */
-export async function holdJob(
-  deps: AppDeps,
-  db: Firestore,
-  request: Pick<RunRequest, 'tenant' | 'job'>,
-  runId: string,
-): Promise<boolean> {
-  const holdMs = partsHoldMs(deps);
-  return holdLease(db, leasePath(request.tenant, request.job), partsOwner(runId), {
-    untilMs: Date.now() + holdMs,
-    renewWithinMs: holdMs / 2,
-  });
-}
-
-/** Renews the hold (and does `also`) every few seconds until the returned function is called. */
-export function keepHolding(
-  deps: AppDeps,
-  db: Firestore,
-  request: RunRequest,
-  runId: string,
-  also?: () => Promise<void>,
-): () => void {
-  const everyMs = Math.min(parseDuration(deps.config.runLease) / 3, partsHoldMs(deps) / 4);
-  const timer = setInterval(() => {
-    void holdJob(deps, db, request, runId).catch(() => {});
-    void also?.().catch(() => {});
-  }, everyMs);
-  return () => clearInterval(timer);
 }
 
 /** What ending a share found: the run still has parts out, is over (`last`), or is gone. */
