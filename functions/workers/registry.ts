@@ -296,14 +296,18 @@ export async function rotateWorkerKey(deps: AppDeps, tenant: string, id: string)
   return key;
 }
 
-/** Workers that are not built in and have no record: a deploy to them is refused. */
+/**
+ * Workers that have no record, but `cloud`: a deploy or message to them is refused. `local`
+ * has a record where the local stack made it (tenant `default`), and is unknown elsewhere:
+ * accepted there, a deploy stayed `pending` for ever.
+ */
 export async function unknownWorkers(
   db: FirebaseFirestore.Firestore,
   tenant: string,
   workers: string[],
   tx?: Transaction,
 ): Promise<string[]> {
-  const candidates = workers.filter((w) => !isBuiltInWorker(w));
+  const candidates = workers.filter((w) => w !== CLOUD_WORKER);
   if (!candidates.length) return [];
   const refs = candidates.map((w) => tenantCollection(db, tenant, 'workers').doc(w));
   const snaps = tx ? await tx.getAll(...refs) : await db.getAll(...refs);
