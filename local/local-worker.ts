@@ -29,6 +29,9 @@ export async function startLocalWorker(
     options.url,
     '--state-dir',
     join(options.dataDir, 'local-worker-state'),
+    // `file` outputs of jobs deployed to `local` write here (paths relative to it).
+    '--data-dir',
+    process.env.SLUICE_DATA_DIR ?? join(options.dataDir, 'local-worker-data'),
   ];
   if (options.certPath) args.push('--ca-file', options.certPath);
   return await spawnGuarded('local worker', process.execPath, args, /connected to/, {

@@ -1,8 +1,9 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startStack } from '../../local/stack.ts';
+import { until } from '../helpers/until.ts';
 
 describe('the local stack', () => {
   it('bootstraps the admin once, serves the API, and keeps data across a stop and restart', async () => {
@@ -42,6 +43,27 @@ describe('the local stack', () => {
         body: JSON.stringify({ id: 'edge-1' }),
       });
       expect(registered.status).toBe(201);
+      // A `file` output on `local` writes in the stack's data folder (it had none, and every run failed).
+      const auth = { authorization: `Bearer ${token}` };
+      const job = `name: to-file\ninput:\n  http-poll:\n    url: ${first.url}/api/health\n    json: true\noutput:\n  file:\n    path: out/health.ndjson\n`;
+      const put = await fetch(`${first.url}/api/jobs/to-file`, {
+        method: 'PUT',
+        headers: { ...auth, 'content-type': 'application/yaml' },
+        body: job,
+      });
+      expect(put.status).toBe(201);
+      const deployed = await fetch(`${first.url}/api/jobs/to-file/deploy`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ workers: ['local'] }),
+      });
+      expect(deployed.status).toBe(200);
+      const written = join(dataDir, 'local-worker-data', 'out', 'health.ndjson');
+      await until(
+        () => existsSync(written) && readFileSync(written, 'utf8').includes('"status":"ok"'),
+        20_000,
+        written,
+      );
     } finally {
       await first.stop();
     }
