@@ -44,6 +44,7 @@ export async function startRunners(
     SLUICE_TENANT_RUN_CAP: String(config.tenantRunCap),
     SLUICE_RUN_LEASE: config.runLease,
     SLUICE_SHARD_OBJECTS: String(config.shardObjects),
+    SLUICE_RUN_RETRY_BACKOFF: config.runRetryBackoff,
   };
   const running: (GuardedProcess | undefined)[] = new Array(count).fill(undefined);
   let stopping = false;

@@ -42,6 +42,12 @@ export interface AppConfig {
    */
   shardObjects: number;
   /**
+   * The local stack's runners (SLUICE_RUN_RETRY_BACKOFF): how long a run request that failed
+   * waits before it comes back, doubling with each delivery up to 10 minutes, as the cloud's
+   * retry policy does (terraform/runs.tf). Tests make it 0 s.
+   */
+  runRetryBackoff: string;
+  /**
    * How many proxies in front of us append to X-Forwarded-For and are trusted: 0 (the
    * local stack, nothing in front) ignores the header; 1 behind Google's load balancer,
    * which appends `<client>, <balancer>`. Whatever stands before those entries is forged.
@@ -70,6 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     tenantRunCap: wholeNumber('SLUICE_TENANT_RUN_CAP', env.SLUICE_TENANT_RUN_CAP, 4),
     runLease: env.SLUICE_RUN_LEASE || '15s',
     shardObjects: wholeNumber('SLUICE_SHARD_OBJECTS', env.SLUICE_SHARD_OBJECTS, 1000, SHARD_OBJECTS_MAX),
+    runRetryBackoff: env.SLUICE_RUN_RETRY_BACKOFF || '10s',
     trustedProxyHops: proxyHops(env.SLUICE_TRUSTED_PROXY_HOPS),
   };
 }

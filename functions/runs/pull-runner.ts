@@ -27,6 +27,7 @@
  */
 import type { PubSub } from '@google-cloud/pubsub';
 import { z } from 'zod';
+import { parseDuration } from '../../shared/duration.ts';
 import { parseRunRequest, type RunRequest } from '../../shared/runs/run-request.ts';
 import type { AppDeps } from '../app/deps.ts';
 import type { Logger } from '../app/logger.ts';
@@ -78,6 +79,7 @@ export async function startPullRunner(deps: AppDeps, options: PullRunnerOptions)
   );
 
   const concurrency = options.concurrency ?? 4;
+  const backoffSeconds = parseDuration(deps.config.runRetryBackoff) / 1000;
   let inHand = 0;
   let lastActivity = Date.now();
   let stopped = false;
@@ -158,7 +160,11 @@ export async function startPullRunner(deps: AppDeps, options: PullRunnerOptions)
           .then((ack) =>
             ack
               ? client.acknowledge({ subscription, ackIds })
-              : client.modifyAckDeadline({ subscription, ackIds, ackDeadlineSeconds: 0 }),
+              : client.modifyAckDeadline({
+                  subscription,
+                  ackIds,
+                  ackDeadlineSeconds: retryDelaySeconds(backoffSeconds, request.deliveryAttempt),
+                }),
           )
           .catch((err) => deps.logger.warn({ err }, 'run requests: could not answer Pub/Sub'))
           .finally(() => {
@@ -320,4 +326,18 @@ function namedJob(data: string | Uint8Array): RunRequest | undefined {
   return part
     ? { tenant, job, version: 0, requested_ms: 0, reason: 'part', part: { ...part, objects: [] } }
     : { tenant, job, version: 0, requested_ms: 0, reason: 'due' };
+}
+
+/** The cloud's retry policy's longest wait (terraform/runs.tf `maximum_backoff`). */
+const MAX_RETRY_BACKOFF_SECONDS = 600;
+
+/**
+ * How long a request that failed its `attempt`th delivery waits before Pub/Sub delivers it
+ * again: `firstSeconds`, doubled with each delivery, at most 10 minutes. Without it the
+ * emulator delivered a failing run again at once, five times within two seconds.
+ */
+export function retryDelaySeconds(firstSeconds: number, attempt: number | null | undefined): number {
+  if (firstSeconds <= 0) return 0;
+  const doublings = Math.max(0, (attempt ?? 1) - 1);
+  return Math.round(Math.min(MAX_RETRY_BACKOFF_SECONDS, firstSeconds * 2 ** Math.min(doublings, 10)));
 }

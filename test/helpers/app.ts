@@ -43,6 +43,8 @@ export function testDeps(projectId = testProjectId()): { deps: AppDeps; logs: ()
     secretsKey: Buffer.alloc(32, 7).toString('base64'),
     // As the local stack: jobs on the `cloud` worker may reach test servers on loopback.
     egressAllow: ['127.0.0.0/8', '::1/128'],
+    // A failed run request comes back at once (test/runs/retry-backoff.test.ts sets its own).
+    runRetryBackoff: '0s',
   };
   const deps: AppDeps = {
     config,
