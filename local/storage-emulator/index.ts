@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { type FaultConfig, FaultInjector, type RequestStats } from './faults.ts';
 import { createHandler } from './server.ts';
 import { ObjectStore } from './store.ts';
+import { DEFAULT_UPLOAD_LIMITS } from './uploads.ts';
 
 export type { FaultConfig, RequestStats };
 
@@ -23,6 +24,8 @@ export interface StorageEmulatorOptions {
   port?: number;
   /** Serve each subfolder of this directory as a bucket; in memory when absent. */
   dir?: string;
+  /** The largest object an upload may make (uploads are held in memory); 2 GiB when absent. */
+  maxObjectBytes?: number;
 }
 
 export interface StorageEmulator {
@@ -44,7 +47,10 @@ export async function startStorageEmulator(options: StorageEmulatorOptions = {})
   let url = '';
   const server = createServer(
     { keepAliveTimeout: 30_000 },
-    createHandler(store, faults, () => url),
+    createHandler(store, faults, () => url, undefined, {
+      ...DEFAULT_UPLOAD_LIMITS,
+      ...(options.maxObjectBytes ? { maxObjectBytes: options.maxObjectBytes } : {}),
+    }),
   );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -32,15 +32,17 @@ export function listNames(names: string[], query: ListQuery): ListPage {
   let start = prefix;
   if (query.startOffset && query.startOffset > start) start = query.startOffset;
   let index = lowerBound(names, start);
-  if (after !== undefined) {
-    // Resume after the last entry of the previous page; a rolled-up prefix skips its whole subtree.
-    const resumeAt =
-      after.endsWith(query.delimiter ?? '\u0000') && query.delimiter ? after + '\uffff' : after + '\u0000';
-    index = Math.max(index, lowerBound(names, resumeAt));
+  if (after) {
+    // Resume after the last entry of the previous page: past a rolled-up prefix's whole
+    // subtree, or just past an object (whose name may end in the delimiter too: `L/`).
+    index = Math.max(
+      index,
+      after.prefix ? endOfPrefix(names, after.name) : lowerBound(names, after.name + '\u0000'),
+    );
   }
 
   const page: ListPage = { names: [], prefixes: [] };
-  let last: string | undefined;
+  let last: PageEnd | undefined;
   while (index < names.length) {
     const name = names[index]!;
     if (!name.startsWith(prefix)) break;
@@ -55,25 +57,45 @@ export function listNames(names: string[], query: ListQuery): ListPage {
         const rolled = name.slice(0, cut + query.delimiter.length);
         if (!glob || glob.test(name)) {
           page.prefixes.push(rolled);
-          last = rolled;
+          last = { name: rolled, prefix: true };
         }
-        index = lowerBound(names, rolled + '\uffff');
+        index = endOfPrefix(names, rolled);
         continue;
       }
     }
     if (!glob || glob.test(name)) {
       page.names.push(name);
-      last = name;
+      last = { name, prefix: false };
     }
     index++;
   }
   return page;
 }
 
-function encodeToken(name: string): string {
-  return Buffer.from(name, 'utf8').toString('base64url');
+/** The last entry of a page: an object, or a rolled-up prefix standing for its subtree. */
+interface PageEnd {
+  name: string;
+  prefix: boolean;
 }
 
-function decodeToken(token: string): string {
-  return Buffer.from(token, 'base64url').toString('utf8');
+/** Index of the first name after every name that starts with `prefix` (they are contiguous). */
+function endOfPrefix(names: string[], prefix: string): number {
+  let lo = lowerBound(names, prefix);
+  let hi = names.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (names[mid]!.startsWith(prefix)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function encodeToken(end: PageEnd): string {
+  return Buffer.from((end.prefix ? 'p' : 'o') + end.name, 'utf8').toString('base64url');
+}
+
+function decodeToken(token: string): PageEnd | undefined {
+  const text = Buffer.from(token, 'base64url').toString('utf8');
+  if (text[0] !== 'p' && text[0] !== 'o') return undefined;
+  return { name: text.slice(1), prefix: text[0] === 'p' };
 }

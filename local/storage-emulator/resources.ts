@@ -32,10 +32,13 @@ export function objectResource(base: string, object: ObjectMeta): Record<string,
     ...(object.contentEncoding ? { contentEncoding: object.contentEncoding } : {}),
     ...(object.cacheControl ? { cacheControl: object.cacheControl } : {}),
     ...(object.contentDisposition ? { contentDisposition: object.contentDisposition } : {}),
+    ...(object.contentLanguage ? { contentLanguage: object.contentLanguage } : {}),
+    ...(object.customTime ? { customTime: object.customTime } : {}),
     storageClass: 'STANDARD',
     size: String(object.size),
-    md5Hash: object.md5Hash,
+    ...(object.md5Hash ? { md5Hash: object.md5Hash } : {}),
     crc32c: object.crc32c,
+    ...(object.componentCount ? { componentCount: object.componentCount } : {}),
     etag: etagOf(object),
     timeCreated: object.timeCreated,
     updated: object.updated,
@@ -53,14 +56,19 @@ const REASONS: Record<number, string> = {
   404: 'notFound',
   409: 'conflict',
   412: 'conditionNotMet',
+  413: 'uploadTooLarge',
   416: 'requestedRangeNotSatisfiable',
   429: 'rateLimitExceeded',
   500: 'backendError',
   503: 'backendError',
 };
 
-export function errorBody(code: number, message: string): Record<string, unknown> {
+export function errorBody(code: number, message: string, reason?: string): Record<string, unknown> {
   return {
-    error: { code, message, errors: [{ message, domain: 'global', reason: REASONS[code] ?? 'invalid' }] },
+    error: {
+      code,
+      message,
+      errors: [{ message, domain: 'global', reason: reason ?? REASONS[code] ?? 'invalid' }],
+    },
   };
 }

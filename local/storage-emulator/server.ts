@@ -4,36 +4,23 @@
  * client uses under `STORAGE_EMULATOR_HOST`), uploads under `/upload/storage/v1`,
  * downloads with `alt=media`, and `/_emulator/*` for fault injection and counters.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import type { FaultInjector, RequestKind } from './faults.ts';
+import { composeObject, copyObject } from './copy-compose.ts';
+import type { FaultInjector } from './faults.ts';
+import { HttpError } from './http-error.ts';
 import { listNames } from './list.ts';
-import { bucketNameProblem, objectNameProblem, UnsafeNameError } from './names.ts';
+import { UnsafeNameError } from './names.ts';
 import { NotificationError, Notifications, type ObjectChange } from './notifications.ts';
 import { applyFields, parseFields } from './partial-response.ts';
+import { checkPreconditions, preconditionsOf } from './preconditions.ts';
 import { projectNumberOf, serviceAgentOf } from './projects.ts';
+import { metaPatchOf, readJson } from './request-body.ts';
 import { bucketResource, errorBody, etagOf, objectResource } from './resources.ts';
-import type { ObjectMeta, ObjectStore, WritableMeta } from './store.ts';
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-interface UploadSession {
-  bucket: string;
-  name: string;
-  meta: WritableMeta;
-  preconditions: URLSearchParams;
-  chunks: Buffer[];
-  received: number;
-}
+import { checkRouteNames, kindOf, parseRoute, type Route } from './routes.ts';
+import type { ObjectMeta, ObjectStore } from './store.ts';
+import { createUploads, DEFAULT_UPLOAD_LIMITS, type UploadLimits } from './uploads.ts';
 
 const BUCKET_NAME = /^[a-z0-9][a-z0-9._-]{1,221}[a-z0-9]$/;
 
@@ -42,8 +29,9 @@ export function createHandler(
   faults: FaultInjector,
   baseUrl: () => string,
   notifications: Notifications = new Notifications(),
+  limits: UploadLimits = DEFAULT_UPLOAD_LIMITS,
 ) {
-  const sessions = new Map<string, UploadSession>();
+  const uploads = createUploads(store, baseUrl, limits);
   store.onChange = (change) =>
     void notifications.changed({
       type: change.type,
@@ -108,7 +96,11 @@ export function createHandler(
           : err instanceof UnsafeNameError
             ? 400
             : 500;
-      sendJson(res, status, errorBody(status, (err as Error).message));
+      // A body the client did not read would be taken for its next request on this connection.
+      if (!req.readableEnded) res.setHeader('connection', 'close');
+      if (status === 304) return sendEmpty(res, 304);
+      const reason = err instanceof HttpError ? err.reason : undefined;
+      sendJson(res, status, errorBody(status, (err as Error).message, reason));
     }
   };
 
@@ -120,8 +112,10 @@ export function createHandler(
     if (route.kind === 'upload') {
       if (!(await store.bucket(route.bucket)))
         throw new HttpError(404, `The specified bucket does not exist.`);
-      if (method === 'POST') return await startUpload(req, res, route.bucket, q);
-      if (method === 'PUT' && q.get('upload_id')) return await continueUpload(req, res, q.get('upload_id')!);
+      const id = q.get('upload_id');
+      if (method === 'POST' && !id) return await uploads.start(req, res, route.bucket, q);
+      if (method === 'PUT' && id) return await uploads.resume(req, res, id);
+      if (method === 'DELETE' && id) return uploads.cancel(id);
       throw new HttpError(400, `unsupported upload request ${method}`);
     }
     if (route.kind === 'buckets') {
@@ -132,9 +126,9 @@ export function createHandler(
         });
       }
       if (method === 'POST') {
-        const body = (await readJson(req)) as { name?: string };
-        if (!body.name || !BUCKET_NAME.test(body.name))
-          throw new HttpError(400, `Invalid bucket name: '${body.name ?? ''}'`);
+        const body = await readJson(req);
+        if (typeof body.name !== 'string' || !BUCKET_NAME.test(body.name))
+          throw new HttpError(400, `Invalid bucket name: '${String(body.name ?? '')}'`, 'invalid');
         const project = url.searchParams.get('project');
         const created = await store.createBucket(body.name, project ? projectNumberOf(project) : undefined);
         if (!created)
@@ -168,7 +162,11 @@ export function createHandler(
         hierarchicalNamespace: { enabled: false },
       });
     }
-    if (route.kind === 'compose' && method === 'POST') return await compose(req, res, route, base);
+    if (route.kind === 'compose' && method === 'POST') {
+      const request = await readJson(req);
+      if (!store.getBucket(route.bucket)) throw new HttpError(404, 'The specified bucket does not exist.');
+      return sendJson(res, 200, objectResource(base, await composeObject(store, route, q, request)));
+    }
     if (route.kind === 'notifications') return await notificationConfigs(req, res, route, base);
     if (route.kind === 'service-account' && method === 'GET')
       return sendJson(res, 200, {
@@ -178,27 +176,41 @@ export function createHandler(
     if (route.kind === 'object' || route.kind === 'download') {
       const bucket = await store.bucket(route.bucket);
       if (!bucket) throw new HttpError(404, 'The specified bucket does not exist.');
-      if (route.kind === 'object' && method === 'POST' && route.action)
-        return await copy(req, res, route, base);
-      const object = bucket.objects.get(route.object);
-      if (!object || (q.get('generation') && q.get('generation') !== String(object.generation))) {
-        throw new HttpError(404, `No such object: ${route.bucket}/${route.object}`);
+      if (route.kind === 'object' && method === 'POST' && route.action) {
+        const target = route.action;
+        const object = await copyObject(store, route, target, q, await readJson(req));
+        const resource = objectResource(base, object);
+        if (target.verb === 'copyTo') return sendJson(res, 200, resource);
+        return sendJson(res, 200, {
+          kind: 'storage#rewriteResponse',
+          totalBytesRewritten: String(object.size),
+          objectSize: String(object.size),
+          done: true,
+          resource,
+        });
       }
-      checkPreconditions(q, object);
+      const object = bucket.objects.get(route.object);
+      const notFound = () =>
+        new HttpError(404, `No such object: ${route.bucket}/${route.object}`, 'notFound');
+      if (!object || (q.get('generation') && q.get('generation') !== String(object.generation)))
+        throw notFound();
+      const preconditions = preconditionsOf(q);
+      const check = (current: ObjectMeta) => checkPreconditions(preconditions, current, 'write');
       if (method === 'GET' || method === 'HEAD') {
+        checkPreconditions(preconditions, object, 'read');
         if (route.kind === 'download' || q.get('alt') === 'media') return await download(req, res, object);
         return sendJson(res, 200, fields(objectResource(base, object)));
       }
       if (method === 'PATCH' || method === 'PUT') {
-        const patch = (await readJson(req)) as Partial<WritableMeta>;
-        return sendJson(
-          res,
-          200,
-          objectResource(base, (await store.patchObject(route.bucket, route.object, pickMeta(patch)))!),
-        );
+        const patch = metaPatchOf(await readJson(req));
+        // PUT is objects.update: the writable fields become the body's, the rest are cleared.
+        const options = { replace: method === 'PUT', check };
+        const updated = await store.patchObject(route.bucket, route.object, patch, options);
+        if (!updated) throw notFound();
+        return sendJson(res, 200, fields(objectResource(base, updated)));
       }
       if (method === 'DELETE') {
-        await store.deleteObject(route.bucket, route.object);
+        if (!(await store.deleteObject(route.bucket, route.object, check))) throw notFound();
         return sendEmpty(res, 204);
       }
     }
@@ -230,7 +242,10 @@ export function createHandler(
       fields({
         kind: 'storage#objects',
         ...(page.prefixes.length ? { prefixes: page.prefixes } : {}),
-        items: page.names.map((name) => objectResource(base, bucket.objects.get(name)!)),
+        // GCS leaves `items` out of an empty page.
+        ...(page.names.length
+          ? { items: page.names.map((name) => objectResource(base, bucket.objects.get(name)!)) }
+          : {}),
         ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
       }),
     );
@@ -239,17 +254,24 @@ export function createHandler(
 
   async function download(req: IncomingMessage, res: ServerResponse, object: ObjectMeta): Promise<void> {
     const storedGzip = object.contentEncoding === 'gzip';
-    const acceptsGzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
+    // `Cache-Control: no-transform` on the object turns decompressive transcoding off
+    // (cloud.google.com/storage/docs/transcoding): the stored gzip bytes, whatever the request accepts.
+    const acceptsGzip =
+      /\bno-transform\b/i.test(object.cacheControl ?? '') ||
+      /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
     const headers: Record<string, string> = {
       'content-type': object.contentType,
       'x-goog-generation': String(object.generation),
       'x-goog-metageneration': String(object.metageneration),
       'x-goog-stored-content-encoding': storedGzip ? 'gzip' : 'identity',
       'x-goog-stored-content-length': String(object.size),
-      'x-goog-hash': `crc32c=${object.crc32c},md5=${object.md5Hash}`,
+      'x-goog-hash': `crc32c=${object.crc32c}${object.md5Hash ? `,md5=${object.md5Hash}` : ''}`,
       etag: etagOf(object),
       'last-modified': new Date(object.updated).toUTCString(),
       'accept-ranges': 'bytes',
+      ...(object.cacheControl ? { 'cache-control': object.cacheControl } : {}),
+      ...(object.contentDisposition ? { 'content-disposition': object.contentDisposition } : {}),
+      ...(object.contentLanguage ? { 'content-language': object.contentLanguage } : {}),
     };
     const range = parseRange(req.headers.range, object.size);
     if (storedGzip && !acceptsGzip) {
@@ -279,160 +301,6 @@ export function createHandler(
     await pipeline(store.read(object, start, end), res);
   }
 
-  async function startUpload(
-    req: IncomingMessage,
-    res: ServerResponse,
-    bucket: string,
-    q: URLSearchParams,
-  ): Promise<void> {
-    const type = q.get('uploadType') ?? 'media';
-    const body = await readBody(req);
-    if (type === 'media') {
-      const name = requireName(q.get('name'));
-      const meta = {
-        contentType: String(req.headers['content-type'] ?? 'application/octet-stream'),
-        ...optional('contentEncoding', q.get('contentEncoding')),
-      };
-      return await finishUpload(res, bucket, name, body, meta, q);
-    }
-    if (type === 'multipart') {
-      const { metadata, data } = parseMultipart(String(req.headers['content-type'] ?? ''), body);
-      const name = requireName((metadata.name as string | undefined) ?? q.get('name'));
-      return await finishUpload(
-        res,
-        bucket,
-        name,
-        data,
-        metaFrom(metadata, data.length ? undefined : 'application/octet-stream'),
-        q,
-      );
-    }
-    if (type === 'resumable') {
-      const metadata = body.length ? (JSON.parse(body.toString()) as Record<string, unknown>) : {};
-      const name = requireName((metadata.name as string | undefined) ?? q.get('name'));
-      const id = randomUUID();
-      const declaredType = req.headers['x-upload-content-type'];
-      sessions.set(id, {
-        bucket,
-        name,
-        meta: metaFrom(metadata, typeof declaredType === 'string' ? declaredType : undefined),
-        preconditions: q,
-        chunks: [],
-        received: 0,
-      });
-      const location = `${baseUrl()}/upload/storage/v1/b/${bucket}/o?uploadType=resumable&name=${encodeURIComponent(name)}&upload_id=${id}`;
-      res.writeHead(200, { location, 'x-guploader-uploadid': id, 'content-length': '0' });
-      return void res.end();
-    }
-    throw new HttpError(400, `unsupported uploadType ${type}`);
-  }
-
-  async function continueUpload(req: IncomingMessage, res: ServerResponse, id: string): Promise<void> {
-    const session = sessions.get(id);
-    if (!session) throw new HttpError(404, 'No such upload session (it may have completed or expired).');
-    const body = await readBody(req);
-    const rangeHeader = String(req.headers['content-range'] ?? '');
-    const match = /^bytes (?:(\d+)-(\d+|\*)|\*)\/(\d+|\*)$/.exec(rangeHeader);
-    let total: number | undefined;
-    if (!rangeHeader) total = session.received + body.length;
-    else if (!match) throw new HttpError(400, `invalid Content-Range: ${rangeHeader}`);
-    else {
-      total = match[3] === '*' ? undefined : Number(match[3]);
-      // `bytes N-*/*`: the client streams the rest of the object in this one request.
-      if (match[2] === '*' && total === undefined) total = Number(match[1]) + body.length;
-      if (match[1] !== undefined) {
-        const first = Number(match[1]);
-        if (first > session.received)
-          throw new HttpError(400, `chunk starts at ${first}, expected ${session.received}`);
-        const fresh = body.subarray(session.received - first);
-        session.chunks.push(fresh);
-        session.received += fresh.length;
-      }
-    }
-    if (total !== undefined && session.received >= total) {
-      sessions.delete(id);
-      const data = Buffer.concat(session.chunks);
-      return await finishUpload(res, session.bucket, session.name, data, session.meta, session.preconditions);
-    }
-    const headers: Record<string, string> = { 'content-length': '0' };
-    if (session.received > 0) headers.range = `bytes=0-${session.received - 1}`;
-    res.writeHead(308, headers);
-    res.end();
-  }
-
-  async function finishUpload(
-    res: ServerResponse,
-    bucket: string,
-    name: string,
-    data: Buffer,
-    meta: WritableMeta,
-    q: URLSearchParams,
-  ): Promise<void> {
-    checkPreconditions(q, await store.getObject(bucket, name));
-    const object = await store.putObject(bucket, name, data, meta);
-    sendJson(res, 200, objectResource(baseUrl(), object));
-  }
-
-  async function copy(
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: ObjectRoute,
-    base: string,
-  ): Promise<void> {
-    const source = await store.getObject(route.bucket, route.object);
-    if (!source) throw new HttpError(404, `No such object: ${route.bucket}/${route.object}`);
-    const target = route.action!;
-    if (!store.getBucket(target.bucket)) throw new HttpError(404, 'The destination bucket does not exist.');
-    const overrides = (await readJson(req)) as Partial<WritableMeta>;
-    const data = await store.readAll(source);
-    const object = await store.putObject(target.bucket, target.object, data, {
-      contentType: source.contentType,
-      ...(source.contentEncoding ? { contentEncoding: source.contentEncoding } : {}),
-      ...(source.metadata ? { metadata: source.metadata } : {}),
-      ...pickMeta(overrides),
-    });
-    const resource = objectResource(base, object);
-    if (target.verb === 'rewriteTo') {
-      return sendJson(res, 200, {
-        kind: 'storage#rewriteResponse',
-        totalBytesRewritten: String(object.size),
-        objectSize: String(object.size),
-        done: true,
-        resource,
-      });
-    }
-    sendJson(res, 200, resource);
-  }
-
-  /** `objects.compose`: the destination is the sources' bytes, in order (at most 32, as GCS allows). */
-  async function compose(
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: { bucket: string; object: string },
-    base: string,
-  ): Promise<void> {
-    const request = (await readJson(req)) as {
-      sourceObjects?: { name?: string }[];
-      destination?: Partial<WritableMeta>;
-    };
-    const sources = request.sourceObjects ?? [];
-    if (sources.length === 0 || sources.length > 32)
-      throw new HttpError(400, 'compose needs between 1 and 32 source objects');
-    const parts: Buffer[] = [];
-    for (const { name } of sources) {
-      if (typeof name !== 'string') throw new HttpError(400, 'every source object needs a name');
-      requireName(name);
-      const source = await store.getObject(route.bucket, name);
-      if (!source) throw new HttpError(404, `No such object: ${route.bucket}/${name}`);
-      parts.push(await store.readAll(source));
-    }
-    const object = await store.putObject(route.bucket, route.object, Buffer.concat(parts), {
-      contentType: 'application/octet-stream',
-      ...pickMeta(request.destination ?? {}),
-    });
-    sendJson(res, 200, objectResource(base, object));
-  }
-
   async function admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     if (url.pathname === '/_emulator/faults' && req.method === 'POST') {
       faults.configure(await readJson(req));
@@ -447,78 +315,6 @@ export function createHandler(
   }
 }
 
-type ObjectRoute = {
-  kind: 'object' | 'download';
-  bucket: string;
-  object: string;
-  action?: { verb: 'rewriteTo' | 'copyTo'; bucket: string; object: string };
-};
-type Route =
-  | { kind: 'buckets' }
-  | { kind: 'bucket'; bucket: string }
-  | { kind: 'objects'; bucket: string }
-  | { kind: 'upload'; bucket: string }
-  | { kind: 'layout'; bucket: string }
-  | { kind: 'compose'; bucket: string; object: string }
-  | { kind: 'notifications'; bucket: string; id?: string }
-  | { kind: 'service-account'; project: string }
-  | ObjectRoute
-  | { kind: 'unknown' };
-
-function parseRoute(pathname: string): Route {
-  const raw = pathname.split('/').slice(1);
-  let parts = raw;
-  let kind: 'api' | 'upload' | 'download' = 'api';
-  if (raw[0] === 'upload' && raw[1] === 'storage') [kind, parts] = ['upload', raw.slice(3)];
-  // gcloud sends resumable uploads to /resumable/upload/storage/v1/...
-  else if (raw[0] === 'resumable' && raw[1] === 'upload' && raw[2] === 'storage')
-    [kind, parts] = ['upload', raw.slice(4)];
-  else if (raw[0] === 'download' && raw[1] === 'storage') [kind, parts] = ['download', raw.slice(3)];
-  else if (raw[0] === 'storage' && raw[1] === 'v1') parts = raw.slice(2);
-  let seg: string[];
-  try {
-    seg = parts.map((p) => decodeURIComponent(p));
-  } catch {
-    throw new HttpError(400, 'The path is not valid percent-encoded UTF-8.');
-  }
-  // `projects.serviceAccount.get`: who publishes a bucket's notifications. Also without
-  // `/storage/v1`: the Node client drops it when STORAGE_EMULATOR_HOST is set.
-  if (kind === 'api' && seg[0] === 'projects' && seg[2] === 'serviceAccount' && seg.length === 3)
-    return { kind: 'service-account', project: seg[1]! };
-  if (seg[0] !== 'b') {
-    // XML-API style `/<bucket>/<object...>` (public URLs, some client download paths).
-    if (raw.length >= 2 && raw[0])
-      return { kind: 'download', bucket: seg[0]!, object: seg.slice(1).join('/') };
-    return { kind: 'unknown' };
-  }
-  if (seg.length === 1 || (seg.length === 2 && seg[1] === '')) return { kind: 'buckets' };
-  const bucket = seg[1]!;
-  if (kind === 'upload') return { kind: 'upload', bucket };
-  if (seg.length === 2) return { kind: 'bucket', bucket };
-  if (seg.length === 3 && seg[2] === 'storageLayout') return { kind: 'layout', bucket };
-  if (seg[2] === 'notificationConfigs' && seg.length <= 4)
-    return seg[3] ? { kind: 'notifications', bucket, id: seg[3] } : { kind: 'notifications', bucket };
-  if (seg[2] === 'o' && (seg.length === 3 || seg[3] === '')) return { kind: 'objects', bucket };
-  if (seg[2] === 'o') {
-    const object = seg[3]!;
-    if (seg[4] === 'compose' && seg.length === 5) return { kind: 'compose', bucket, object };
-    if ((seg[4] === 'rewriteTo' || seg[4] === 'copyTo') && seg[5] === 'b' && seg[7] === 'o') {
-      return { kind: 'object', bucket, object, action: { verb: seg[4], bucket: seg[6]!, object: seg[8]! } };
-    }
-    return { kind: kind === 'download' ? 'download' : 'object', bucket, object };
-  }
-  return { kind: 'unknown' };
-}
-
-function kindOf(method: string, route: Route, url: URL): RequestKind {
-  if (route.kind === 'objects') return 'list';
-  if (route.kind === 'upload') return 'upload';
-  if (route.kind === 'download' || (route.kind === 'object' && url.searchParams.get('alt') === 'media'))
-    return 'download';
-  if (route.kind === 'object' && method === 'GET') return 'metadata';
-  return 'other';
-}
-
 /** The `fields` selection of a request (partial response), or the identity. */
 function selectedFields(q: URLSearchParams): (body: Record<string, unknown>) => unknown {
   const text = q.get('fields');
@@ -530,21 +326,6 @@ function selectedFields(q: URLSearchParams): (body: Record<string, unknown>) => 
     throw new HttpError(400, (err as Error).message);
   }
   return (body) => applyFields(body, selection);
-}
-
-function checkPreconditions(q: URLSearchParams, object: ObjectMeta | undefined): void {
-  const generation = q.get('ifGenerationMatch');
-  if (generation !== null && String(object?.generation ?? 0) !== generation) {
-    throw new HttpError(412, 'At least one of the pre-conditions you specified did not hold.');
-  }
-  const notGeneration = q.get('ifGenerationNotMatch');
-  if (notGeneration !== null && String(object?.generation ?? 0) === notGeneration) {
-    throw new HttpError(412, 'At least one of the pre-conditions you specified did not hold.');
-  }
-  const metageneration = q.get('ifMetagenerationMatch');
-  if (metageneration !== null && String(object?.metageneration ?? 0) !== metageneration) {
-    throw new HttpError(412, 'At least one of the pre-conditions you specified did not hold.');
-  }
 }
 
 function parseRange(header: string | undefined, size: number): [number, number] | 'invalid' | undefined {
@@ -564,108 +345,8 @@ function parseRange(header: string | undefined, size: number): [number, number] 
   return [start, end];
 }
 
-function parseMultipart(
-  contentType: string,
-  body: Buffer,
-): { metadata: Record<string, unknown>; data: Buffer } {
-  // Quoted with double quotes (the Node client), single quotes (gcloud) or not at all.
-  const quoted = /boundary=(?:"([^"]+)"|'([^']+)'|([^;\s]+))/.exec(contentType);
-  const boundary = quoted?.[1] ?? quoted?.[2] ?? quoted?.[3];
-  if (!boundary) throw new HttpError(400, 'multipart upload without a boundary');
-  const delimiter = Buffer.from(`--${boundary}`);
-  const parts: Buffer[] = [];
-  let index = body.indexOf(delimiter);
-  while (index !== -1) {
-    const next = body.indexOf(delimiter, index + delimiter.length);
-    if (next === -1) break;
-    parts.push(body.subarray(index + delimiter.length, next));
-    index = next;
-  }
-  const [metaPart, dataPart] = parts.map(partBody);
-  if (!metaPart || !dataPart)
-    throw new HttpError(400, 'multipart upload needs a metadata part and a media part');
-  const metadata = JSON.parse(metaPart.body.toString()) as Record<string, unknown>;
-  if (!metadata.contentType && dataPart.contentType) metadata.contentType = dataPart.contentType;
-  return { metadata, data: dataPart.body };
-}
-
-/** One part: headers, a blank line, the body. Lines end with CRLF, or with LF alone (gcloud). */
-function partBody(part: Buffer): { body: Buffer; contentType?: string } {
-  const crlf = part.indexOf('\r\n\r\n');
-  const lf = part.indexOf('\n\n');
-  const [split, gap] = lf !== -1 && (crlf === -1 || lf < crlf) ? [lf, 2] : [crlf, 4];
-  const headerText = part.subarray(0, split).toString();
-  let body = part.subarray(split + gap);
-  if (body.subarray(-2).toString() === '\r\n') body = body.subarray(0, -2);
-  else if (body.subarray(-1).toString() === '\n') body = body.subarray(0, -1);
-  const contentType = /content-type:\s*([^\r\n]+)/i.exec(headerText)?.[1];
-  return { body, ...(contentType ? { contentType } : {}) };
-}
-
-function metaFrom(metadata: Record<string, unknown>, fallbackType?: string): WritableMeta {
-  return {
-    contentType: (metadata.contentType as string | undefined) ?? fallbackType ?? 'application/octet-stream',
-    ...pickMeta(metadata as Partial<WritableMeta>),
-  };
-}
-
-function pickMeta(source: Partial<WritableMeta>): Partial<WritableMeta> {
-  const out: Partial<WritableMeta> = {};
-  for (const key of [
-    'contentType',
-    'contentEncoding',
-    'cacheControl',
-    'contentDisposition',
-    'metadata',
-  ] as const) {
-    if (source[key] !== undefined && source[key] !== null)
-      (out as Record<string, unknown>)[key] = source[key];
-  }
-  return out;
-}
-
-function requireName(name: unknown): string {
-  if (typeof name !== 'string' || !name) throw new HttpError(400, 'Required parameter: name');
-  const problem = objectNameProblem(name);
-  if (problem) throw new HttpError(400, problem);
-  return name;
-}
-
-/** Refuses, before anything is read or written, a route whose bucket or object name could be a path out of its folder. */
-function checkRouteNames(route: Route): void {
-  const buckets: string[] = [];
-  const objects: string[] = [];
-  if ('bucket' in route) buckets.push(route.bucket);
-  if ('object' in route) objects.push(route.object);
-  if ('action' in route && route.action) {
-    buckets.push(route.action.bucket);
-    objects.push(route.action.object);
-  }
-  for (const bucket of buckets) {
-    const problem = bucketNameProblem(bucket);
-    if (problem) throw new HttpError(400, problem);
-  }
-  for (const object of objects) requireName(object);
-}
-
 function optional<K extends string>(key: K, value: string | null): { [P in K]?: string } {
   return (value === null ? {} : { [key]: value }) as { [P in K]?: string };
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
-/** A JSON request body (an empty one is `{}`); anything else is the client's 400, not a 500. */
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const text = (await readBody(req)).toString('utf8');
-  try {
-    return (text ? JSON.parse(text) : {}) as Record<string, unknown>;
-  } catch {
-    throw new HttpError(400, 'The request body is not JSON.');
-  }
 }
 
 async function drain(req: IncomingMessage): Promise<void> {

@@ -2,14 +2,16 @@
  * Buckets and objects of the storage emulator. Names are kept in a sorted array per
  * bucket so that listing (prefix, startOffset, pageToken) is a binary search plus a
  * walk, even for hundreds of thousands of objects. Object data lives in memory, or in
- * files under a folder (`dir/<bucket>/<object name>`) with metadata in `dir/.gcs-meta/`.
+ * files under a folder (`dir/<bucket>/<object name>`, see object-files.ts for names that
+ * cannot be such a path) with metadata in `dir/.gcs-meta/`.
  */
-import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { checksumsOf, ObjectHasher } from './checksums.ts';
 import { pathInside } from './names.ts';
+import { fileOf, META_DIR, placeFor, removeEmptyParents, sideDir, writeObjectFile } from './object-files.ts';
 
 export interface ObjectMeta {
   name: string;
@@ -21,13 +23,20 @@ export interface ObjectMeta {
   contentEncoding?: string;
   cacheControl?: string;
   contentDisposition?: string;
+  contentLanguage?: string;
+  customTime?: string;
   crc32c: string;
-  md5Hash: string;
+  /** Absent on composite objects, as on GCS. */
+  md5Hash?: string;
+  /** Composite objects: how many components they were made of. */
+  componentCount?: number;
   timeCreated: string;
   updated: string;
   metadata?: Record<string, string>;
   /** Folder mode: file stats the checksums were computed from. */
   fileMtimeMs?: number;
+  /** Folder mode: kept in the side store (object-files.ts), not at its plain path. */
+  sideFile?: boolean;
 }
 
 export interface BucketMeta {
@@ -48,7 +57,31 @@ interface BucketState {
 }
 
 export type WritableMeta = Pick<ObjectMeta, 'contentType'> &
-  Partial<Pick<ObjectMeta, 'contentEncoding' | 'cacheControl' | 'contentDisposition' | 'metadata'>>;
+  Partial<
+    Pick<
+      ObjectMeta,
+      | 'contentEncoding'
+      | 'cacheControl'
+      | 'contentDisposition'
+      | 'contentLanguage'
+      | 'customTime'
+      | 'metadata'
+    >
+  >;
+
+/** A change of writable fields: null deletes a field or a metadata key, `metadata: null` all keys. */
+export type MetaPatch = {
+  [K in Exclude<keyof WritableMeta, 'metadata'>]?: WritableMeta[K] | null;
+} & { metadata?: Record<string, string | null> | null };
+
+const DEFAULT_CONTENT_TYPE = 'application/octet-stream';
+
+export interface WriteOptions {
+  /** Runs under the bucket's lock with the object the write would replace; throws to refuse. */
+  check?: (previous: ObjectMeta | undefined) => void;
+  /** A compose: the number of components (composite objects have no MD5). */
+  componentCount?: number;
+}
 
 interface SavedMeta {
   bucket?: BucketMeta;
@@ -56,7 +89,6 @@ interface SavedMeta {
 }
 
 const RESCAN_AFTER_MS = 1_000;
-const META_DIR = '.gcs-meta';
 
 /** A change of one object, for notifications; generations are those of the store. */
 export interface StoreChange {
@@ -82,6 +114,8 @@ export class ObjectStore {
   async load(): Promise<void> {
     if (!this.dir) return;
     await mkdir(this.dir, { recursive: true });
+    // Temporary files of writes a previous run did not finish.
+    await rm(join(this.dir, META_DIR, 'tmp'), { recursive: true, force: true });
     for (const entry of await readdir(this.dir, { withFileTypes: true })) {
       if (entry.isDirectory() && !entry.name.startsWith('.')) await this.scanBucket(entry.name);
     }
@@ -136,6 +170,7 @@ export class ObjectStore {
     this.buckets.delete(name);
     if (this.dir) {
       await rm(pathInside(this.dir, name), { recursive: true, force: true });
+      await rm(sideDir(this.dir, name), { recursive: true, force: true });
       await rm(join(this.dir, META_DIR, `${name}.json`), { force: true });
     }
     return true;
@@ -160,8 +195,15 @@ export class ObjectStore {
     return (await this.bucket(bucket))?.objects.get(name);
   }
 
-  putObject(bucket: string, name: string, data: Buffer, meta: WritableMeta): Promise<ObjectMeta> {
-    return this.exclusive(bucket, () => this.writeObject(bucket, name, data, meta));
+  /** Writes an object; `options.check` (preconditions) is decided under the bucket's lock, so atomically. */
+  putObject(
+    bucket: string,
+    name: string,
+    data: Buffer,
+    meta: WritableMeta,
+    options: WriteOptions = {},
+  ): Promise<ObjectMeta> {
+    return this.exclusive(bucket, () => this.writeObject(bucket, name, data, meta, options));
   }
 
   private async writeObject(
@@ -169,10 +211,13 @@ export class ObjectStore {
     name: string,
     data: Buffer,
     meta: WritableMeta,
+    options: WriteOptions,
   ): Promise<ObjectMeta> {
     const state = this.buckets.get(bucket)!;
     const previous = state.objects.get(name);
+    options.check?.(previous);
     const now = new Date().toISOString();
+    const { crc32c, md5Hash } = checksumsOf(data);
     const object: ObjectMeta = {
       ...meta,
       name,
@@ -180,17 +225,19 @@ export class ObjectStore {
       generation: this.nextGeneration(),
       metageneration: 1,
       size: data.length,
-      ...checksumsOf(data),
+      crc32c,
+      ...(options.componentCount ? { componentCount: options.componentCount } : { md5Hash }),
       timeCreated: now,
       updated: now,
     };
     if (this.dir) {
-      const file = this.objectPath(bucket, name);
-      await mkdir(dirname(file), { recursive: true });
-      const tmp = `${file}.uploading-${process.pid}`;
-      await writeFile(tmp, data);
-      await rename(tmp, file);
-      object.fileMtimeMs = (await stat(file)).mtimeMs;
+      const file = await placeFor(this.dir, bucket, name);
+      await writeObjectFile(this.dir, file, name, data);
+      if (file.nameFile) object.sideFile = true;
+      // The same name kept elsewhere before (a folder placeholder's path freed since, say).
+      if (previous && Boolean(previous.sideFile) !== Boolean(object.sideFile))
+        await this.removeFile(previous);
+      object.fileMtimeMs = (await stat(file.path)).mtimeMs;
     } else {
       state.data.set(name, data);
     }
@@ -207,49 +254,86 @@ export class ObjectStore {
     return object;
   }
 
-  async patchObject(
+  /**
+   * `objects.patch` (null deletes a field or key), or with `replace` `objects.update` (the
+   * writable fields become exactly `patch`'s). Undefined when there is no such object.
+   */
+  patchObject(
     bucket: string,
     name: string,
-    patch: Partial<WritableMeta>,
+    patch: MetaPatch,
+    options: { replace?: boolean; check?: (current: ObjectMeta) => void } = {},
   ): Promise<ObjectMeta | undefined> {
+    return this.exclusive(bucket, async () => this.changeMeta(bucket, name, patch, options));
+  }
+
+  private changeMeta(
+    bucket: string,
+    name: string,
+    patch: MetaPatch,
+    options: { replace?: boolean; check?: (current: ObjectMeta) => void },
+  ): ObjectMeta | undefined {
     const state = this.buckets.get(bucket);
     const object = state?.objects.get(name);
     if (!state || !object) return undefined;
-    const updated: ObjectMeta = {
-      ...object,
-      ...patch,
-      metadata: patch.metadata ? { ...object.metadata, ...patch.metadata } : object.metadata,
-      metageneration: object.metageneration + 1,
-      updated: new Date().toISOString(),
+    options.check?.(object);
+    const updated: ObjectMeta = { ...object };
+    for (const key of WRITABLE_STRING_FIELDS) {
+      const value = patch[key];
+      if (typeof value === 'string') updated[key] = value;
+      else if (value === null || options.replace) delete updated[key];
+    }
+    updated.contentType ??= DEFAULT_CONTENT_TYPE;
+    const metadata: Record<string, string | null> = {
+      ...(options.replace || patch.metadata === null ? {} : object.metadata),
+      ...patch.metadata,
     };
+    const kept = Object.entries(metadata).filter((e): e is [string, string] => e[1] !== null);
+    if (kept.length) updated.metadata = Object.fromEntries(kept);
+    else delete updated.metadata;
+    updated.metageneration = object.metageneration + 1;
+    updated.updated = new Date().toISOString();
     state.objects.set(name, updated);
     this.scheduleSave(state);
     this.onChange?.({ type: 'OBJECT_METADATA_UPDATE', object: updated });
     return updated;
   }
 
-  deleteObject(bucket: string, name: string): Promise<boolean> {
-    return this.exclusive(bucket, () => this.removeObject(bucket, name));
+  deleteObject(bucket: string, name: string, check?: (current: ObjectMeta) => void): Promise<boolean> {
+    return this.exclusive(bucket, () => this.removeObject(bucket, name, check));
   }
 
-  private async removeObject(bucket: string, name: string): Promise<boolean> {
+  private async removeObject(
+    bucket: string,
+    name: string,
+    check?: (current: ObjectMeta) => void,
+  ): Promise<boolean> {
     const state = this.buckets.get(bucket);
     const deleted = state?.objects.get(name);
     if (!state || !deleted) return false;
+    check?.(deleted);
     state.objects.delete(name);
     state.data.delete(name);
     const index = lowerBound(state.names, name);
     if (state.names[index] === name) state.names.splice(index, 1);
-    if (this.dir) await rm(this.objectPath(bucket, name), { force: true });
+    if (this.dir) await this.removeFile(deleted);
     this.scheduleSave(state);
     this.onChange?.({ type: 'OBJECT_DELETE', object: deleted });
     return true;
   }
 
+  /** Folder mode: removes an object's file (and the folders that leaves empty, or its side-store name). */
+  private async removeFile(object: ObjectMeta): Promise<void> {
+    const file = fileOf(this.dir!, object.bucket, object.name, object.sideFile);
+    await rm(file.path, { force: true });
+    if (file.nameFile) await rm(file.nameFile, { force: true });
+    else await removeEmptyParents(this.dir!, object.bucket, file.path);
+  }
+
   /** The object's bytes `start..end` (inclusive), streamed from memory or disk. */
   read(object: ObjectMeta, start: number, end: number): Readable {
     if (this.dir)
-      return createReadStream(this.objectPath(object.bucket, object.name), {
+      return createReadStream(this.objectPath(object), {
         start,
         end,
         highWaterMark: READ_PIECE,
@@ -260,7 +344,7 @@ export class ObjectStore {
 
   async readAll(object: ObjectMeta): Promise<Buffer> {
     if (!this.dir) return this.buckets.get(object.bucket)?.data.get(object.name) ?? Buffer.alloc(0);
-    return await readFile(this.objectPath(object.bucket, object.name));
+    return await readFile(this.objectPath(object));
   }
 
   /**
@@ -290,8 +374,8 @@ export class ObjectStore {
     return this.generationClock;
   }
 
-  private objectPath(bucket: string, name: string): string {
-    return pathInside(this.dir!, bucket, ...name.split('/'));
+  private objectPath(object: ObjectMeta): string {
+    return fileOf(this.dir!, object.bucket, object.name, object.sideFile).path;
   }
 
   private refreshBucketList(): void {
@@ -320,17 +404,30 @@ export class ObjectStore {
     const objects = new Map<string, ObjectMeta>();
     // Synchronous on purpose: this runs every RESCAN_AFTER_MS while the bucket is in use,
     // and 10,000 awaited stat() calls took ~400 ms where statSync takes ~60 ms.
-    const files = readdirSync(dir, { withFileTypes: true, recursive: true }).filter(
-      (e) => e.isFile() && !e.name.includes('.uploading-'),
-    );
-    for (const file of files) {
-      const path = join(file.parentPath, file.name);
-      const objectName = relative(dir, path).split(sep).join('/');
+    const found: { objectName: string; path: string; side: boolean }[] = readdirSync(dir, {
+      withFileTypes: true,
+      recursive: true,
+    })
+      .filter((e) => e.isFile())
+      .map((file) => {
+        const path = join(file.parentPath, file.name);
+        return { objectName: relative(dir, path).split(sep).join('/'), path, side: false };
+      });
+    found.push(...sideFiles(sideDir(this.dir!, name)));
+    for (const { objectName, path, side } of found) {
       const info = statSync(path, { throwIfNoEntry: false });
       // Deleted between readdir and stat.
       if (!info) continue;
+      // The same name as a plain file and in the side store (a file dropped by hand): the newer wins.
+      const other = objects.get(objectName);
+      if (other && (other.fileMtimeMs ?? 0) >= info.mtimeMs) continue;
       const known = previous?.objects.get(objectName) ?? saved.objects[objectName];
-      if (known && known.size === info.size && known.fileMtimeMs === info.mtimeMs) {
+      if (
+        known &&
+        known.size === info.size &&
+        known.fileMtimeMs === info.mtimeMs &&
+        Boolean(known.sideFile) === side
+      ) {
         objects.set(objectName, known);
         continue;
       }
@@ -348,6 +445,7 @@ export class ObjectStore {
         timeCreated: known?.timeCreated ?? mtime,
         updated: mtime,
         fileMtimeMs: info.mtimeMs,
+        ...(side ? { sideFile: true } : {}),
       });
     }
     const now = new Date().toISOString();
@@ -403,6 +501,32 @@ export class ObjectStore {
       return { objects: {} };
     }
   }
+}
+
+const WRITABLE_STRING_FIELDS = [
+  'contentType',
+  'contentEncoding',
+  'cacheControl',
+  'contentDisposition',
+  'contentLanguage',
+  'customTime',
+] as const;
+
+/** Folder mode: the objects of a bucket's side store (object-files.ts), each data file with its name file. */
+function sideFiles(side: string): { objectName: string; path: string; side: true }[] {
+  if (!existsSync(side)) return [];
+  const out: { objectName: string; path: string; side: true }[] = [];
+  for (const entry of readdirSync(side)) {
+    if (entry.endsWith('.name')) continue;
+    let objectName: string;
+    try {
+      objectName = readFileSync(join(side, `${entry}.name`), 'utf8');
+    } catch {
+      continue; // Being written or deleted.
+    }
+    out.push({ objectName, path: join(side, entry), side: true });
+  }
+  return out;
 }
 
 /** GCS orders names by their UTF-8 bytes; for our purposes code-unit order is close enough and stable. */
