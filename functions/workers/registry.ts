@@ -279,7 +279,7 @@ export async function rotateWorkerKey(deps: AppDeps, tenant: string, id: string)
     throw ApiError.conflict(
       id === CLOUD_WORKER
         ? `the built-in ${id} worker's key does not exist: it runs inside the control plane`
-        : `the built-in ${id} worker's key is the local stack's: it makes a new one at each start`,
+        : `the built-in ${id} worker's key is the local stack's (.sluice/local-worker-key): delete that file and restart the stack for a new one`,
     );
   const auth = authServices(deps);
   const store = await auth.store();
