@@ -86,7 +86,7 @@ export async function deleteIfUnchanged(
 }
 
 /** Whether a write failed because its condition did: the document had changed since it was read. */
-function isWriteConflict(err: unknown): boolean {
+export function isWriteConflict(err: unknown): boolean {
   return CONFLICTS.has((err as { code?: number } | undefined)?.code ?? -1);
 }
 

@@ -26,9 +26,15 @@
  *   await releaseParkedRuns(deps);              // the tick
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
-import type { DocumentReference, DocumentSnapshot, Firestore, WriteBatch } from '@google-cloud/firestore';
+import type {
+  DocumentReference,
+  DocumentSnapshot,
+  Firestore,
+  Timestamp,
+  WriteBatch,
+} from '@google-cloud/firestore';
 import { type RunRequest, RunRequestSchema } from '../../shared/runs/run-request.ts';
-import { writeIfUnchanged } from '../adapters/conditional-write.ts';
+import { isWriteConflict, writeIfUnchanged } from '../adapters/conditional-write.ts';
 import { collectionGroup, tenantCollection } from '../adapters/firestore-paths.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { holdJob, RUN_DOCUMENT_TTL_MS, runIdOf } from './parts-hold.ts';
@@ -49,8 +55,11 @@ export async function parkRun(db: Firestore, request: RunRequest, nowMs = Date.n
 
 /** A request parked by `parkInBatch`, once its batch is committed. */
 export interface ParkedRun {
-  /** The request was published by whoever parked it: it leaves the park. */
-  remove(): Promise<void>;
+  /**
+   * The request was published by whoever parked it: it leaves the park, unless it was parked
+   * again since `committedAt` (the batch's commit time: every write of a batch has it).
+   */
+  remove(committedAt: Timestamp): Promise<void>;
   /** Publishing failed: the next tick may release it at once. */
   unclaim(): Promise<void>;
 }
@@ -86,7 +95,9 @@ export function parkInBatch(
   for (let i = 1; i < pieces; i++)
     batch.set(parkedRuns.doc(`${head.id}~${i}`), { data: piece(i), expires_at });
   return {
-    remove: () => deletePieces(db, head, pieces),
+    remove: async (committedAt) => {
+      await deleteIfUnchanged(db, head, committedAt, pieces);
+    },
     unclaim: async () => {
       await head.update({ claimed_until_ms: 0 });
     },
@@ -141,11 +152,13 @@ async function releaseOldest(deps: AppDeps, db: Firestore, tenant: string, count
   for (const head of oldest.docs) {
     if (released >= count) break;
     if (((head.get('claimed_until_ms') as number | undefined) ?? 0) > now) continue;
-    if (!(await writeIfUnchanged(head.ref, head, { claimed_until_ms: now + CLAIM_MS }))) continue;
+    const claimed = await writeIfUnchanged(head.ref, head, { claimed_until_ms: now + CLAIM_MS });
+    if (!claimed) continue;
     const request = await readParked(db, head).catch(() => undefined);
     // One that cannot be read (damaged, or of an older shape) goes: its run's hold lapses in time.
     if (request) await publishRunRequests(await deps.clients.pubsub(), [request]);
-    await deleteParked(db, head);
+    // Unless, published, it was parked again meanwhile.
+    await deleteIfUnchanged(db, head.ref, claimed.writeTime, (head.get('pieces') as number | undefined) ?? 1);
     if (request) released++;
   }
   return released;
@@ -166,15 +179,26 @@ async function readParked(db: Firestore, head: DocumentSnapshot): Promise<RunReq
   return RunRequestSchema.parse(JSON.parse(gunzipSync(packed).toString('utf8')));
 }
 
-async function deleteParked(db: Firestore, head: DocumentSnapshot): Promise<void> {
-  await deletePieces(db, head.ref, (head.get('pieces') as number | undefined) ?? 1);
-}
-
-async function deletePieces(db: Firestore, head: DocumentReference, pieces: number): Promise<void> {
+/**
+ * Deletes a parked request, head and pieces in one write, if its head is still as written
+ * at `writtenAt`; false if it changed (parked again by the request itself, after publishing).
+ */
+async function deleteIfUnchanged(
+  db: Firestore,
+  head: DocumentReference,
+  writtenAt: Timestamp,
+  pieces: number,
+): Promise<boolean> {
   const batch = db.batch();
-  batch.delete(head);
+  batch.delete(head, { lastUpdateTime: writtenAt });
   for (let i = 1; i < pieces; i++) batch.delete(head.parent.doc(`${head.id}~${i}`));
-  await batch.commit();
+  try {
+    await batch.commit();
+    return true;
+  } catch (err) {
+    if (isWriteConflict(err)) return false;
+    throw err;
+  }
 }
 
 /** One document per request: a run by its id, a part by its run and index (job names have no `~`). */

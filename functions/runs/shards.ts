@@ -134,7 +134,7 @@ export class RunParts {
       });
     }
     const parked = parkInBatch(db, batch, part, { claimedForMs: CLAIM_MS });
-    await batch.commit();
+    const [committed] = await batch.commit();
     this.requested++;
     if (index === 0) {
       // While the run reads its own share it says so (a request delivered again waits for it)
@@ -151,7 +151,7 @@ export class RunParts {
       deps.logger.warn({ err, job, run: run.id, part: index }, 'requesting a part failed; the tick will');
       return;
     }
-    await parked.remove().catch(() => {});
+    await parked.remove(committed!.writeTime).catch(() => {});
   }
 }
 
