@@ -7,7 +7,12 @@
  * sends it back to the queue.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { parkRun, releaseParkedRun, releaseParkedRuns } from '../../functions/runs/parked-runs.ts';
+import {
+  parkInBatch,
+  parkRun,
+  releaseParkedRun,
+  releaseParkedRuns,
+} from '../../functions/runs/parked-runs.ts';
 import { startPullRunner } from '../../functions/runs/pull-runner.ts';
 import { ensureRunChannel, publishRunRequests, RUN_TOPIC } from '../../functions/runs/run-channel.ts';
 import type { RunAnswer } from '../../functions/runs/runner.ts';
@@ -141,3 +146,37 @@ it('a part larger than a Firestore document parks and comes back whole, oldest f
   expect((await db.collection('tenants/parked-big/parked-runs').get()).size, 'no piece left').toBe(0);
   await subscription.delete();
 }, 60_000);
+
+it('a request that parked itself again after it was sent is not deleted by its sender', async () => {
+  const db = await t.deps.clients.firestore();
+  const request: RunRequest = {
+    tenant: 'parked-again',
+    job: 'again',
+    version: 1,
+    requested_ms: 5_000,
+    reason: 'part',
+    part: { run: 'due-5', index: 0, objects: [{ name: 'in/a' }] },
+  };
+  // Handed over: parked and claimed in the sender's write, then published...
+  const batch = db.batch();
+  const handed = parkInBatch(db, batch, request, { claimedForMs: 30_000 });
+  const [committed] = await batch.commit();
+  // ...taken by a runner that found the tenant at its cap and parked it again...
+  await parkRun(db, request);
+  // ...before the sender cleared its entry: the parked request stays.
+  await handed.remove(committed!.writeTime);
+  const parked = await db.collection('tenants/parked-again/parked-runs').get();
+  expect(parked.size).toBe(1);
+  expect(parked.docs[0]!.get('claimed_until_ms')).toBe(0);
+  // Not parked again: the sender's entry goes.
+  const second = db.batch();
+  const handedAgain = parkInBatch(
+    db,
+    second,
+    { ...request, part: { ...request.part!, index: 1 } },
+    { claimedForMs: 30_000 },
+  );
+  const [again] = await second.commit();
+  await handedAgain.remove(again!.writeTime);
+  expect((await db.collection('tenants/parked-again/parked-runs').get()).size).toBe(1);
+});
