@@ -88,7 +88,10 @@ describe('gcs input with notifications, an object that fails for good', () => {
     const first = await run();
     env.emulator.setFaults({});
     expect(first.ended).toMatchObject({ notifications: 1, failed_objects: 1 });
-    const second = await run();
-    expect(lines(second.events)).toEqual(['denied-403/x.json:1']);
+    // Offered again: by the next run, or (its nack not yet back on a busy machine, the run over
+    // after a quiet second) by one of the next few.
+    const later: RunEvent[] = [];
+    for (let attempt = 0; attempt < 5 && later.length === 0; attempt++) later.push(...(await run()).events);
+    expect(lines(later)).toEqual(['denied-403/x.json:1']);
   }, 60_000);
 });
