@@ -158,7 +158,9 @@ export const eventsCommands: CommandGroup = (program, wrap) => {
         if (leftOut)
           ctx.io.stderr(
             `showing the newest ${limit} event${limit === 1 ? '' : 's'}, from ${events[0]?.time}; older ones were left out: ` +
-              'show more with --limit N, or those from a time on with --since TIME\n',
+              (o.since === undefined
+                ? 'show more with --limit N, or those from a time on with --since TIME\n'
+                : `show more of those since ${o.since} with a larger --limit N\n`),
           );
       }),
     );

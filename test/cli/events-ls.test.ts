@@ -111,6 +111,9 @@ describe('sluice events ls', () => {
     );
     expect(numbers(newest.stdout)).toEqual(range(MANY - 3, MANY));
     expect(newest.stderr).toContain('left out');
+    // --since is given already: the note asks for a larger --limit only.
+    expect(newest.stderr).toContain(`show more of those since ${plusOne} with a larger --limit N`);
+    expect(newest.stderr).not.toContain('--since TIME');
   });
 
   it('refuses a --since that is not a time, saying what it expects', async () => {
