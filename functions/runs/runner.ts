@@ -52,6 +52,7 @@ import { inputFor } from '../runner/components.ts';
 import { EgressPolicy } from '../runner/egress/policy.ts';
 import { createPrintOutput } from '../runner/outputs/print/index.ts';
 import type { Redactor } from '../runner/redact.ts';
+import { sleep } from '../runner/sleep.ts';
 import type { Output } from '../runner/types.ts';
 import { releaseLease } from '../scheduled/lease.ts';
 import {
@@ -158,7 +159,7 @@ async function handleRun(
     return { ack: true, outcome: 'not-deployed' };
   }
   // Delivered again: the run this request started may have handed parts over.
-  switch (await priorRun(db, tenant, job, runId)) {
+  switch (await priorRunSettled(deps, db, request, runId)) {
     case 'running':
     case 'ended':
       // Its parts hold the job; whoever ends last frees it.
@@ -668,6 +669,27 @@ async function releaseIfIdle(
   if (await partsReading(db, tenant, job, runId)) return;
   // The tick looks at the job next (a version deployed meanwhile waits no longer).
   await releaseJob(deps, { tenant, job }, partsOwner(runId), { nextDueMs: undefined });
+}
+
+/**
+ * What a request delivered again finds of its run, once the run's own share has shown
+ * whether its runner lives. Pub/Sub delivers a request again about 10 s after its runner
+ * died (the pull deadline; the push back-off starts at 10 s), while the run's mark of life
+ * lasts a lease (15 s): taken as alive, the run's share never ended and the run never
+ * reported. So a run that looks alive is watched for up to a lease and a second.
+ */
+async function priorRunSettled(
+  deps: AppDeps,
+  db: Firestore,
+  request: RunRequest,
+  runId: string,
+): Promise<Awaited<ReturnType<typeof priorRun>>> {
+  const until = Date.now() + parseDuration(deps.config.runLease) + 1_000;
+  for (;;) {
+    const prior = await priorRun(db, request.tenant, request.job, runId);
+    if (prior !== 'running' || Date.now() >= until) return prior;
+    await sleep(500);
+  }
 }
 
 /** Deployed on `cloud` as the version the part's run read. */

@@ -78,7 +78,8 @@ it('the runner of a sharded run killed after requesting parts: nothing read twic
   const storage = new Storage({ apiEndpoint: gcs.url, projectId: 'demo' });
   const logs: string[] = [];
   // One request per runner: the killed runner holds the run and nothing else.
-  const config = { ...t.deps.config, runLease: '2s', cloudRunBudget: '20s', shardObjects: SHARD };
+  // The default lease (15 s): the request comes back (10 s) while the dead run still looks alive.
+  const config = { ...t.deps.config, runLease: '15s', cloudRunBudget: '20s', shardObjects: SHARD };
   // The bucket filled while the runners start.
   const seeded = (async () => {
     await storage.createBucket('killed-parts');
@@ -156,7 +157,7 @@ it('the runner of a sharded run killed after requesting parts: nothing read twic
     holding = false;
     await until(
       async () => (await ended()).some((p) => p.parts !== undefined),
-      20_000,
+      45_000,
       'the killed run ended (job-run-ended with its parts)',
     ).catch((err: Error) => {
       throw new Error(
@@ -188,4 +189,4 @@ it('the runner of a sharded run killed after requesting parts: nothing read twic
   ]);
   const job = await json(await t.request('/api/jobs/killed-parts', { headers: admin }));
   expect(job.deployments).toEqual([expect.objectContaining({ worker: 'cloud', state: 'stopped' })]);
-}, 60_000);
+}, 100_000);
