@@ -128,12 +128,15 @@ export async function releaseParkedRuns(deps: AppDeps, nowMs = Date.now()): Prom
     const live = await liveRunSlots(db, tenant, deps.config.tenantRunCap, nowMs);
     const free = Math.max(0, deps.config.tenantRunCap - live);
     released += await releaseOldest(deps, db, tenant, free);
+    // Once per run, however many of its parts wait.
+    const runs = new Map<string, { job: string; run: string }>();
+    for (const head of heads) {
+      const run = head.get('part_run') as string | undefined;
+      const job = head.get('job') as string;
+      if (run) runs.set(`${job}/${run}`, { job, run });
+    }
     await Promise.all(
-      heads.map(async (head) => {
-        const run = head.get('part_run') as string | undefined;
-        const job = head.get('job') as string;
-        if (run) await holdJob(deps, db, { tenant, job }, run).catch(() => {});
-      }),
+      [...runs.values()].map(({ job, run }) => holdJob(deps, db, { tenant, job }, run).catch(() => {})),
     );
   }
   return released;
