@@ -17,8 +17,14 @@
  * CHUNK_BYTES pieces in documents beside it (`{id}~1`, `{id}~2`, ...), written together.
  * Only the head document has `waiting_since_ms`, so only heads come back from the query
  * ordered by it. Releasing claims the head for CLAIM_MS before it publishes and deletes it:
- * a releaser that dies in between leaves it to be released again (a request delivered twice
- * runs once: runner.ts).
+ * a releaser that dies in between leaves it to be released again (a part delivered twice
+ * ends its run once; fingerprints skip what its first delivery read). The delete is
+ * conditional on the claim's write: the request, once published, may already have parked
+ * itself again under the same id.
+ *
+ * A part being handed over is parked too, claimed, in the same write that counts it in its
+ * run (shards.ts `parkInBatch`), then published and cleared: should its runner die or the
+ * publish fail, the tick requests it from here.
  *
  * @example
  *   await parkRun(db, request);                 // the tenant is at its cap
