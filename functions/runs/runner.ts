@@ -73,6 +73,7 @@ import {
   deleteRun,
   endShare,
   noteRun,
+  partEnded,
   partsReading,
   priorRun,
   RunParts,
@@ -269,6 +270,10 @@ async function handlePart(
   // The part holds its run's job from the moment it is taken, while it waits for a slot and
   // while it reads. A run that no longer holds the job is over, or another run has the job.
   if (!(await holdJob(deps, db, request, runId))) return await abandon(deps, request);
+  // Delivered again after it was read (Pub/Sub delivers at least once; a releaser can die
+  // between publishing and clearing it) while its run goes on: read again, a job without
+  // fingerprints would deliver its objects twice.
+  if (await partEnded(db, tenant, job, runId, part.index)) return { ack: true, outcome: 'leased-elsewhere' };
   const stopHolding = keepHolding(deps, db, request, runId);
   const run = `${context.owner}.${randomUUID()}`;
   try {

@@ -275,6 +275,18 @@ export async function priorRun(
   return ((snap.get('run_until_ms') as number | undefined) ?? 0) > Date.now() ? 'running' : 'dead';
 }
 
+/** Whether part `index` of the run has ended already (its run goes on). */
+export async function partEnded(
+  db: Firestore,
+  tenant: string,
+  job: string,
+  runId: string,
+  index: number,
+): Promise<boolean> {
+  const snap = await runDoc(db, tenant, job, runId).get();
+  return ((snap.get('ended') as string[] | undefined) ?? []).includes(String(index));
+}
+
 /**
  * Whether the run's document still exists, whether its own share is still read by a live
  * runner, and the reason its run or a part failed, if one did.
