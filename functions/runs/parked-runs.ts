@@ -17,8 +17,8 @@
  * CHUNK_BYTES pieces in documents beside it (`{id}~1`, `{id}~2`, ...), written together.
  * Only the head document has `waiting_since_ms`, so only heads come back from the query
  * ordered by it. Releasing claims the head for CLAIM_MS before it publishes and deletes it:
- * a releaser that dies in between leaves it to be released again (a part delivered twice
- * ends its run once; fingerprints skip what its first delivery read). The delete is
+ * a releaser that dies in between leaves it to be released again (a part delivered again
+ * after it was read is not read again: runner.ts). The delete is
  * conditional on the claim's write: the request, once published, may already have parked
  * itself again under the same id.
  *
