@@ -6,7 +6,7 @@
  * parked in Firestore and the runner is free at once; a slot given back, or the tick,
  * sends it back to the queue.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import {
   parkInBatch,
   parkRun,
@@ -17,11 +17,12 @@ import { startPullRunner } from '../../functions/runs/pull-runner.ts';
 import { ensureRunChannel, publishRunRequests, RUN_TOPIC } from '../../functions/runs/run-channel.ts';
 import type { RunAnswer } from '../../functions/runs/runner.ts';
 import { takeRunSlot } from '../../functions/runs/tenant-slots.ts';
-import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
+import type { StorageEmulator } from '../../local/storage-emulator/index.ts';
 import type { RunRequest } from '../../shared/runs/run-request.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import type { TestApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin, tokenFor } from '../helpers/auth.ts';
 import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
+import { withCloudTestEnv } from '../helpers/cloud-test-env.ts';
 import { json } from '../helpers/http.ts';
 import { printed } from '../helpers/printed.ts';
 import { seededRandom, testSeed } from '../helpers/random.ts';
@@ -29,16 +30,7 @@ import { until } from '../helpers/until.ts';
 
 let t: TestApp;
 let gcs: StorageEmulator;
-
-beforeAll(async () => {
-  t = await testApp();
-  gcs = await startStorageEmulator({ port: 0 });
-  process.env.STORAGE_EMULATOR_HOST = gcs.url;
-});
-afterAll(async () => {
-  await t.close();
-  await gcs.stop();
-});
+withCloudTestEnv((env) => ({ t, gcs } = env));
 
 it("a request waiting for its tenant's slot keeps no runner busy: another tenant's run goes at once", async () => {
   await bootstrapTestAdmin(t);

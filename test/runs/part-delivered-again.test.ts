@@ -4,28 +4,20 @@
  * was read again: a job without fingerprints delivered its objects twice. Now a part whose
  * share has ended in its run is acknowledged without reading.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { jobCollection, leasePath } from '../../functions/adapters/firestore-paths.ts';
 import { handleRunRequest } from '../../functions/runs/runner.ts';
-import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
+import type { StorageEmulator } from '../../local/storage-emulator/index.ts';
 import type { RunRequest } from '../../shared/runs/run-request.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import type { TestApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { bucketOfOneLineObjects, cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
+import { withCloudTestEnv } from '../helpers/cloud-test-env.ts';
 import { printed } from '../helpers/printed.ts';
 
 let t: TestApp;
 let gcs: StorageEmulator;
-
-beforeAll(async () => {
-  t = await testApp();
-  gcs = await startStorageEmulator({ port: 0 });
-  process.env.STORAGE_EMULATOR_HOST = gcs.url;
-});
-afterAll(async () => {
-  await t.close();
-  await gcs.stop();
-});
+withCloudTestEnv((env) => ({ t, gcs } = env));
 
 it('a part whose share has ended is not read again; one that has not is read', async () => {
   const admin = bearer(await bootstrapTestAdmin(t));

@@ -10,14 +10,15 @@
  * every second, is deployed again while its parts are read (that request finds the job held
  * and has the tick look again when the hold ends), and the tick runs every 250 ms.
  */
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { jobCollection, leasePath } from '../../functions/adapters/firestore-paths.ts';
 import { dispatchDueRuns } from '../../functions/runs/dispatch.ts';
 import { startPullRunner } from '../../functions/runs/pull-runner.ts';
-import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import type { StorageEmulator } from '../../local/storage-emulator/index.ts';
+import type { TestApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
+import { withCloudTestEnv } from '../helpers/cloud-test-env.ts';
 import { json, jsonInit } from '../helpers/http.ts';
 import { printed } from '../helpers/printed.ts';
 import { until } from '../helpers/until.ts';
@@ -34,16 +35,7 @@ const SHARD = 20;
 
 let t: TestApp;
 let gcs: StorageEmulator;
-
-beforeAll(async () => {
-  t = await testApp();
-  gcs = await startStorageEmulator({ port: 0 });
-  process.env.STORAGE_EMULATOR_HOST = gcs.url;
-});
-afterAll(async () => {
-  await t.close();
-  await gcs.stop();
-});
+withCloudTestEnv((env) => ({ t, gcs } = env));
 
 it('a job whose parts take longer than the hold is not listed again until its last part ended', async () => {
   const admin = bearer(await bootstrapTestAdmin(t));

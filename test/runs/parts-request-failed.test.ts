@@ -7,15 +7,16 @@
  * requested; one whose request failed is sent by the tick from the park.
  */
 import type { PubSub } from '@google-cloud/pubsub';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { jobCollection } from '../../functions/adapters/firestore-paths.ts';
 import type { AppDeps } from '../../functions/app/deps.ts';
 import { releaseParkedRuns } from '../../functions/runs/parked-runs.ts';
 import { startPullRunner } from '../../functions/runs/pull-runner.ts';
-import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import type { StorageEmulator } from '../../local/storage-emulator/index.ts';
+import type { TestApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { bucketOfOneLineObjects, cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
+import { withCloudTestEnv } from '../helpers/cloud-test-env.ts';
 import { json } from '../helpers/http.ts';
 import { printed } from '../helpers/printed.ts';
 import { until } from '../helpers/until.ts';
@@ -25,16 +26,7 @@ const SHARD = 10;
 
 let t: TestApp;
 let gcs: StorageEmulator;
-
-beforeAll(async () => {
-  t = await testApp();
-  gcs = await startStorageEmulator({ port: 0 });
-  process.env.STORAGE_EMULATOR_HOST = gcs.url;
-});
-afterAll(async () => {
-  await t.close();
-  await gcs.stop();
-});
+withCloudTestEnv((env) => ({ t, gcs } = env));
 
 /**
  * The real client, except that the first publish of a part request fails as an unreachable

@@ -5,14 +5,15 @@
  * waited that long. Now every final answer to a part ends it, and a job no longer deployed
  * gets its run document deleted and its parts' hold released: deployed again, it runs at once.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { jobCollection, leasePath } from '../../functions/adapters/firestore-paths.ts';
 import { startPullRunner } from '../../functions/runs/pull-runner.ts';
 import type { RunAnswer } from '../../functions/runs/runner.ts';
-import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import type { StorageEmulator } from '../../local/storage-emulator/index.ts';
+import type { TestApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { bucketOfOneLineObjects, cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
+import { withCloudTestEnv } from '../helpers/cloud-test-env.ts';
 import { json, jsonInit } from '../helpers/http.ts';
 import { printed } from '../helpers/printed.ts';
 import { until } from '../helpers/until.ts';
@@ -22,16 +23,7 @@ const SHARD = 10;
 
 let t: TestApp;
 let gcs: StorageEmulator;
-
-beforeAll(async () => {
-  t = await testApp();
-  gcs = await startStorageEmulator({ port: 0 });
-  process.env.STORAGE_EMULATOR_HOST = gcs.url;
-});
-afterAll(async () => {
-  await t.close();
-  await gcs.stop();
-});
+withCloudTestEnv((env) => ({ t, gcs } = env));
 
 it('undeployed while its parts are read: the run is dropped, and deployed again the job runs at once', async () => {
   const admin = bearer(await bootstrapTestAdmin(t));

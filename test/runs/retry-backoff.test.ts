@@ -5,28 +5,20 @@
  * two seconds, its deployment flipping between `running` and `failed`, and was dead-lettered.
  * Here the first wait is 1 s (SLUICE_RUN_RETRY_BACKOFF).
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { retryDelaySeconds, startPullRunner } from '../../functions/runs/pull-runner.ts';
-import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import type { StorageEmulator } from '../../local/storage-emulator/index.ts';
+import type { TestApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
+import { withCloudTestEnv } from '../helpers/cloud-test-env.ts';
 import { json } from '../helpers/http.ts';
 import { printed } from '../helpers/printed.ts';
 import { until } from '../helpers/until.ts';
 
 let t: TestApp;
 let gcs: StorageEmulator;
-
-beforeAll(async () => {
-  t = await testApp();
-  gcs = await startStorageEmulator({ port: 0 });
-  process.env.STORAGE_EMULATOR_HOST = gcs.url;
-});
-afterAll(async () => {
-  await t.close();
-  await gcs.stop();
-});
+withCloudTestEnv((env) => ({ t, gcs } = env));
 
 it('a failing run comes back after 1 s, then 2 s, then 4 s, not at once', async () => {
   const admin = bearer(await bootstrapTestAdmin(t));

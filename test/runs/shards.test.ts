@@ -3,16 +3,17 @@
  * SLUICE_SHARD_OBJECTS hands the rest to other runners as parts; its one `job-run-ended`
  * reports the totals of all parts, and the job's next run reads nothing again.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { jobCollection } from '../../functions/adapters/firestore-paths.ts';
 import { dispatchDueRuns } from '../../functions/runs/dispatch.ts';
 import { startPullRunner } from '../../functions/runs/pull-runner.ts';
 import type { RunAnswer } from '../../functions/runs/runner.ts';
 import { endPart } from '../../functions/runs/shards.ts';
-import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import type { StorageEmulator } from '../../local/storage-emulator/index.ts';
+import type { TestApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
+import { withCloudTestEnv } from '../helpers/cloud-test-env.ts';
 import { json } from '../helpers/http.ts';
 import { printed } from '../helpers/printed.ts';
 import { until } from '../helpers/until.ts';
@@ -22,16 +23,7 @@ const LINES = 3;
 
 let t: TestApp;
 let gcs: StorageEmulator;
-
-beforeAll(async () => {
-  t = await testApp();
-  gcs = await startStorageEmulator({ port: 0 });
-  process.env.STORAGE_EMULATOR_HOST = gcs.url;
-});
-afterAll(async () => {
-  await t.close();
-  await gcs.stop();
-});
+withCloudTestEnv((env) => ({ t, gcs } = env));
 
 it('a large listing is read in parts by several runners; one job-run-ended has the totals', async () => {
   const admin = bearer(await bootstrapTestAdmin(t));

@@ -7,32 +7,24 @@
  * its time for a slot is requested again and acknowledged: it keeps waiting, and runs once
  * a slot is free. (Since then it waits parked in Firestore, not in a runner: parked-runs.test.ts.)
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { releaseParkedRuns } from '../../functions/runs/parked-runs.ts';
 import { startPullRunner } from '../../functions/runs/pull-runner.ts';
 import { publishRunRequests } from '../../functions/runs/run-channel.ts';
 import type { RunAnswer } from '../../functions/runs/runner.ts';
 import { takeRunSlot } from '../../functions/runs/tenant-slots.ts';
-import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import type { StorageEmulator } from '../../local/storage-emulator/index.ts';
+import type { TestApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
+import { withCloudTestEnv } from '../helpers/cloud-test-env.ts';
 import { json } from '../helpers/http.ts';
 import { printed } from '../helpers/printed.ts';
 import { until } from '../helpers/until.ts';
 
 let t: TestApp;
 let gcs: StorageEmulator;
-
-beforeAll(async () => {
-  t = await testApp();
-  gcs = await startStorageEmulator({ port: 0 });
-  process.env.STORAGE_EMULATOR_HOST = gcs.url;
-});
-afterAll(async () => {
-  await t.close();
-  await gcs.stop();
-});
+withCloudTestEnv((env) => ({ t, gcs } = env));
 
 it('a request waiting for a slot more than five times is not reported as a failed run; it runs once a slot is free', async () => {
   const admin = bearer(await bootstrapTestAdmin(t));

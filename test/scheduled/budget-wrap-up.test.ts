@@ -6,29 +6,21 @@
  * starts no new object, delivers and fingerprints what it read, and its rest carries on
  * from there, so a large bucket is read in as many runs as it takes, each object once.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { dispatchDueRuns } from '../../functions/runs/dispatch.ts';
 import { startPullRunner } from '../../functions/runs/pull-runner.ts';
 import type { RunAnswer } from '../../functions/runs/runner.ts';
-import { type StorageEmulator, startStorageEmulator } from '../../local/storage-emulator/index.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import type { StorageEmulator } from '../../local/storage-emulator/index.ts';
+import type { TestApp } from '../helpers/app.ts';
 import { bearer, bootstrapTestAdmin } from '../helpers/auth.ts';
 import { bucketOfOneLineObjects, cloudGcsYaml, deployToCloud } from '../helpers/cloud-jobs.ts';
+import { withCloudTestEnv } from '../helpers/cloud-test-env.ts';
 import { printed } from '../helpers/printed.ts';
 import { until } from '../helpers/until.ts';
 
 let t: TestApp;
 let gcs: StorageEmulator;
-
-beforeAll(async () => {
-  t = await testApp();
-  gcs = await startStorageEmulator({ port: 0 });
-  process.env.STORAGE_EMULATOR_HOST = gcs.url;
-});
-afterAll(async () => {
-  await t.close();
-  await gcs.stop();
-});
+withCloudTestEnv((env) => ({ t, gcs } = env));
 
 it('reads a bucket larger than one budget over several runs, each object once', async () => {
   const admin = bearer(await bootstrapTestAdmin(t));
