@@ -15,7 +15,7 @@
  *   const slot = await takeRunSlot(db, 'acme', owner, { cap: 4, untilMs });
  *   if (slot) try { ...; await slot.renew(untilMs) } finally { await slot.free(); }
  */
-import type { DocumentReference, Firestore, Timestamp } from '@google-cloud/firestore';
+import type { DocumentReference, DocumentSnapshot, Firestore, Timestamp } from '@google-cloud/firestore';
 import { deleteIfUnchanged, writeIfUnchanged } from '../adapters/conditional-write.ts';
 import { tenantCollection } from '../adapters/firestore-paths.ts';
 
@@ -34,10 +34,9 @@ export async function takeRunSlot(
   slot: { cap: number; untilMs: number; nowMs?: number },
 ): Promise<RunSlot | undefined> {
   if (slot.cap < 1) return undefined;
-  const slots = tenantCollection(db, tenant, 'run-slots');
   const now = slot.nowMs ?? Date.now();
-  const snapshots = await db.getAll(...Array.from({ length: slot.cap }, (_, i) => slots.doc(String(i))));
-  const live = (s: (typeof snapshots)[number]) => ((s.get('expires_at_ms') as number | undefined) ?? 0) > now;
+  const snapshots = await slotSnapshots(db, tenant, slot.cap);
+  const live = (s: DocumentSnapshot) => heldUntil(s) > now;
   const mine = snapshots.find((s) => live(s) && s.get('owner') === owner);
   // Runners asking at once start at different slots, so that most first tries succeed.
   const free = snapshots.filter((s) => !live(s));
@@ -85,7 +84,15 @@ export async function liveRunSlots(
   nowMs = Date.now(),
 ): Promise<number> {
   if (cap < 1) return 0;
+  return (await slotSnapshots(db, tenant, cap)).filter((s) => heldUntil(s) > nowMs).length;
+}
+
+/** The tenant's `cap` slot documents, read at once. */
+function slotSnapshots(db: Firestore, tenant: string, cap: number) {
   const slots = tenantCollection(db, tenant, 'run-slots');
-  const snapshots = await db.getAll(...Array.from({ length: cap }, (_, i) => slots.doc(String(i))));
-  return snapshots.filter((s) => ((s.get('expires_at_ms') as number | undefined) ?? 0) > nowMs).length;
+  return db.getAll(...Array.from({ length: cap }, (_, i) => slots.doc(String(i))));
+}
+
+function heldUntil(slot: DocumentSnapshot): number {
+  return (slot.get('expires_at_ms') as number | undefined) ?? 0;
 }
