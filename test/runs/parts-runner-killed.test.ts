@@ -187,6 +187,15 @@ it('the runner of a sharded run killed after requesting parts: nothing read twic
   expect((await ended()).filter((p) => p.parts === undefined)).toEqual([
     expect.objectContaining({ fingerprinted: SHARD }),
   ]);
-  const job = await json(await t.request('/api/jobs/killed-parts', { headers: admin }));
-  expect(job.deployments).toEqual([expect.objectContaining({ worker: 'cloud', state: 'stopped' })]);
+  // The state is recorded a moment after the report.
+  const deployments = async () =>
+    (await json(await t.request('/api/jobs/killed-parts', { headers: admin }))).deployments as {
+      state: string;
+    }[];
+  await until(
+    async () => (await deployments())[0]?.state === 'stopped',
+    10_000,
+    'the deployment stopped',
+  ).catch(() => {});
+  expect(await deployments()).toEqual([expect.objectContaining({ worker: 'cloud', state: 'stopped' })]);
 }, 100_000);
